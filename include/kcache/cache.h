@@ -1,0 +1,161 @@
+// kcache: the cache.
+//
+// A `Cache` returns a compiled binary for a request, from the first tier
+// that has it:
+//
+//   memory (this process) -> system (read-only .kdb packages)
+//     -> user (read-write, <cache dir>/<version>/<db>.ukdb) -> compile
+//
+// A compiled binary is written to the user tier and kept in memory. A hit
+// in a lower tier is kept in memory too. Every entry read from disk is
+// checked (checksum, then the full key material) before it is returned; a
+// bad entry is counted, moved to quarantine and treated as a miss.
+//
+// A cache problem never fails a request: an unwritable directory, a full
+// disk or a corrupt file is logged once and the kernel is compiled. The only
+// failures `get_or_compile` returns are the compiler's (and bad input).
+//
+// Thread safety: all methods may be called from any number of threads at
+// once. When several threads miss the same key, one compiles and the others
+// wait for its result.
+#pragma once
+
+#include <kcache/compiler.h>
+#include <kcache/export.h>
+#include <kcache/key.h>
+#include <kcache/options.h>
+#include <kcache/status.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kcache {
+
+class Env;
+
+// Where a binary came from.
+enum class TierKind { kMemory, kSystem, kUser, kRemote, kCompiled };
+
+// "memory", "system", "user", "remote", "compiled".
+KCACHE_EXPORT std::string_view tier_name(TierKind tier);
+
+// A binary and what is known about it. Owns its bytes (shared with the
+// memory tier, never copied on a memory hit); cheap to copy.
+class KCACHE_EXPORT CachedKernel {
+ public:
+  CachedKernel() = default;
+  // `binary` stays valid while `owner` lives.
+  CachedKernel(std::shared_ptr<const void> owner, std::span<const std::uint8_t> binary)
+      : owner_(std::move(owner)), binary_(binary) {}
+
+  // The binary, valid as long as this object (or a copy) lives.
+  [[nodiscard]] std::span<const std::uint8_t> binary() const { return binary_; }
+  // The value of a metadata field stored with the binary, e.g. "format".
+  [[nodiscard]] std::optional<std::string> metadata(std::string_view name) const;
+
+  TierKind tier = TierKind::kCompiled;
+  CacheKey key;
+  Target target;
+  // The database that holds (or would hold) the entry: Target::db_basename().
+  std::string db;
+  std::vector<std::pair<std::string, std::string>> metadata_fields;
+  // The compiler's messages when tier == kCompiled; empty otherwise.
+  std::string compile_log;
+
+ private:
+  std::shared_ptr<const void> owner_;
+  std::span<const std::uint8_t> binary_;
+};
+
+// Counters since the cache was opened.
+struct KCACHE_EXPORT CacheStats {
+  std::uint64_t requests = 0;
+  std::uint64_t memory_hits = 0;
+  std::uint64_t system_hits = 0;
+  std::uint64_t user_hits = 0;
+  std::uint64_t compiles = 0;
+  std::uint64_t compile_failures = 0;
+  std::uint64_t corrupt_entries = 0;  // bad entries met (and quarantined)
+  std::uint64_t store_failures = 0;   // compiled binaries that could not be stored
+};
+
+// One entry of the user tier, as `kcache list` shows it.
+struct KCACHE_EXPORT EntryInfo {
+  std::string db;
+  CacheKey key;
+  std::string backend;
+  std::string kernels;             // kernel names, comma-separated
+  std::uint64_t bytes = 0;         // binary size
+  std::uint64_t stored_bytes = 0;  // entry size on disk
+  std::int64_t created_unix = 0;
+};
+
+// What `verify` found.
+struct KCACHE_EXPORT VerifyReport {
+  struct Problem {
+    std::string path;     // the file
+    std::string problem;  // what is wrong with it
+    bool repaired = false;
+  };
+  std::uint64_t entries_checked = 0;
+  std::uint64_t entries_ok = 0;
+  std::uint64_t databases_checked = 0;
+  std::vector<Problem> problems;
+};
+
+class KCACHE_EXPORT Cache {
+ public:
+  // Opens a cache with `options` resolved against the environment and the
+  // build (see options.h). Touches no file: directories are created on the
+  // first write. Fails only on an option that cannot be used at all.
+  static Result<std::unique_ptr<Cache>> open(const CacheOptions& options = {});
+
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  // Returns the binary for `request`, compiled by `compiler` if no tier has
+  // it. Errors: the compiler's (kCompileError with its log, kUnavailable)
+  // and kInvalidArgument for a request that cannot be keyed (an unknown
+  // target). `compiler` must outlive the call.
+  Result<CachedKernel> get_or_compile(const KernelRequest& request, Compiler& compiler);
+
+  // The key and key material `request` would be looked up under, without a
+  // lookup or a compile. For `kcache explain` and tests.
+  Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,
+                                                   const Compiler& compiler) const;
+
+  [[nodiscard]] CacheStats stats() const;
+  [[nodiscard]] const ResolvedConfig& config() const;
+
+  // Administration of the user tier (the `kcache` subcommands). Each fails
+  // with kUnavailable when the cache is disabled.
+
+  // Every entry of every database of this version.
+  [[nodiscard]] Result<std::vector<EntryInfo>> list() const;
+  // Removes every entry of this version; returns how many were removed.
+  Result<std::uint64_t> clear();
+  // Checks every user entry and every .kdb in the system folder. With
+  // `repair`, bad entries are moved to quarantine and missing index rows
+  // restored.
+  Result<VerifyReport> verify(bool repair);
+  // Writes the entries of database `db` to a new .kdb file at `output_path`
+  // (replaced atomically); returns the number of entries written.
+  Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path) const;
+
+  class Impl;
+
+ private:
+  explicit Cache(std::unique_ptr<Impl> impl);
+  // Opens a cache over another Env (fault injection in tests).
+  friend Result<std::unique_ptr<Cache>> open_cache_with_env(const CacheOptions& options, Env& env);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kcache

@@ -1,0 +1,102 @@
+// kcache: compilers, the last tier.
+//
+// A `Compiler` turns a `KernelRequest` into a binary for one target. Vendor
+// compilers (OpenCL, NVRTC, HIP) are loaded at run time with dlopen, so the
+// kcache library itself has no link-time dependency on any GPU runtime; a
+// backend whose library is missing fails to construct with kUnavailable and
+// a message naming the library, and the rest of kcache still works.
+//
+// Backends:
+//   "opencl"   any OpenCL platform through the ICD loader (libOpenCL.so.1).
+//              The identity holds the platform, device and driver versions.
+//   "command"  an external compiler command line with {in} and {out}
+//              placeholders; identified by `compiler_id` or by the hash of
+//              the output of `<program> --version`.
+#pragma once
+
+#include <kcache/export.h>
+#include <kcache/key.h>
+#include <kcache/status.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kcache {
+
+// Who compiles. `id` names the compiler and its platform precisely enough
+// that two compilers with equal (id, version) produce the same binary for
+// the same input. Both are part of the key.
+struct KCACHE_EXPORT CompilerIdentity {
+  std::string backend;  // "opencl", "command", ...
+  std::string id;       // e.g. "Portable Computing Language|pthread-skylake-avx512"
+  std::string version;  // e.g. "OpenCL 3.0 PoCL 3.1|driver 3.1+debian"
+};
+
+// What a compile produced.
+struct KCACHE_EXPORT CompileOutput {
+  std::vector<std::uint8_t> binary;
+  // Facts to store with the binary, e.g. {"format", "poclbin"} or a lowered
+  // kernel name. Returned with every later hit.
+  std::vector<std::pair<std::string, std::string>> metadata;
+  // The compiler's messages (warnings), possibly empty.
+  std::string log;
+};
+
+// Thread-safe: `compile` may run on several threads at once, for different
+// requests. Implementations never throw.
+class KCACHE_EXPORT Compiler {
+ public:
+  virtual ~Compiler() = default;
+
+  [[nodiscard]] virtual const CompilerIdentity& identity() const = 0;
+
+  // Completes a requested target (a backend that sees its device fills in
+  // arch and units) or rejects one it cannot compile for, with
+  // kInvalidArgument and the list of what it supports.
+  [[nodiscard]] virtual Result<Target> resolve_target(const Target& requested) const = 0;
+
+  // Compiles `request` for `target` (a value returned by resolve_target).
+  // A source the compiler rejects gives kCompileError with its log in
+  // details(); a failure to run the compiler gives kUnavailable or kIoError.
+  [[nodiscard]] virtual Result<CompileOutput> compile(const KernelRequest& request,
+                                                      const Target& target) = 0;
+};
+
+// How to build a compiler by backend name (the CLI and the C API use this).
+struct KCACHE_EXPORT CompilerConfig {
+  std::string backend;  // "opencl" or "command"
+
+  // command: the command line, e.g. "clang -c -x cl {in} -o {out}". {in} is
+  // replaced by a file holding the source, {out} by the file to read back.
+  std::string command;
+  // command: a fixed identity; when empty, `<program> --version` is run once
+  // and its output hashed.
+  std::string compiler_id;
+  // command: the file name {in} gets (compilers pick the language from its
+  // extension); "kernel.src" when empty. Part of the identity.
+  std::string command_input_name;
+
+  // opencl: which platform and device (indices as the ICD loader lists
+  // them; -1 picks the first that has a device).
+  int opencl_platform = -1;
+  int opencl_device = 0;
+  // opencl: compile in the caller's context for this device instead of one
+  // the compiler creates (cl_context and cl_device_id; borrowed, must outlive
+  // the compiler).
+  void* opencl_context = nullptr;
+  void* opencl_device_id = nullptr;
+};
+
+// Creates the compiler a config names. kInvalidArgument for an unknown
+// backend or a bad config; kUnavailable when its runtime cannot be loaded
+// (e.g. no libOpenCL.so.1, no OpenCL platform).
+KCACHE_EXPORT Result<std::unique_ptr<Compiler>> make_compiler(const CompilerConfig& config);
+
+// The backend names make_compiler accepts.
+KCACHE_EXPORT std::vector<std::string> compiler_backends();
+
+}  // namespace kcache

@@ -1,0 +1,14 @@
+// Factories of the built-in backends; make_compiler (compiler.h) dispatches
+// to them by name.
+#pragma once
+
+#include <kcache/compiler.h>
+
+#include <memory>
+
+namespace kcache {
+
+Result<std::unique_ptr<Compiler>> make_opencl_compiler(const CompilerConfig& config);
+Result<std::unique_ptr<Compiler>> make_command_compiler(const CompilerConfig& config);
+
+}  // namespace kcache

@@ -1,0 +1,373 @@
+// The cache facade and its tier policy.
+//
+// Lookup order, for a request whose key is K and target T:
+//   1. memory  this process's LRU of recent entries;
+//   2. system  read-only packages: <T.arch>_<T.units>.kdb, then <T.arch>.kdb;
+//   3. user    the read-write cache of this user, database <T.arch>_<T.units>;
+//   4. compile once per key in this process (single flight); the binary is
+//      written to the user tier, then kept in memory.
+// A hit in 2 or 3 is copied into memory; nothing is ever written to the
+// system tier. Every entry read from disk has passed its checksum; its key
+// material must also equal the request's byte for byte, or it is treated as
+// corrupt. A failing tier is logged once and skipped: a cache problem never
+// fails a request. With the cache disabled, every request compiles and
+// nothing is read or written on disk.
+#include <kcache/cache.h>
+#include <kcache/version.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "core/config.h"
+#include "core/key_builder.h"
+#include "core/log.h"
+#include "core/single_flight.h"
+#include "env/env.h"
+#include "format/hash.h"
+#include "format/kdb_file.h"
+#include "store/memory/memory_tier.h"
+#include "store/system/system_tier.h"
+#include "store/tier.h"
+#include "store/user/user_tier.h"
+
+namespace kcache {
+
+std::string_view tier_name(TierKind tier) {
+  switch (tier) {
+    case TierKind::kMemory:
+      return "memory";
+    case TierKind::kSystem:
+      return "system";
+    case TierKind::kUser:
+      return "user";
+    case TierKind::kRemote:
+      return "remote";
+    case TierKind::kCompiled:
+      return "compiled";
+  }
+  return "compiled";
+}
+
+std::optional<std::string> CachedKernel::metadata(std::string_view name) const {
+  for (const auto& [field, value] : metadata_fields) {
+    if (field == name) return value;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+bool valid_db_name(const std::string& name) {
+  if (name.empty() || name.size() > 200 || name.front() == '.') return false;
+  for (unsigned char c : name) {
+    if (!std::isalnum(c) && c != '_' && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+// Runs the compiler; nothing it throws (a warmup callback, say) escapes.
+Result<CompileOutput> run_compiler(Compiler& compiler, const KernelRequest& request,
+                                   const Target& target) {
+  try {
+    return compiler.compile(request, target);
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("the compiler threw: ") + e.what());
+  } catch (...) {
+    return Status::internal("the compiler threw an unknown exception");
+  }
+}
+
+CachedKernel kernel_from(const Entry& entry, TierKind tier, const Target& target,
+                         const std::string& db) {
+  CachedKernel kernel(std::shared_ptr<const void>(entry.storage.data), entry.payload());
+  kernel.tier = tier;
+  kernel.key = entry.key;
+  kernel.target = target;
+  kernel.db = db;
+  kernel.metadata_fields = entry.metadata;
+  return kernel;
+}
+
+}  // namespace
+
+class Cache::Impl final : public TierEvents {
+ public:
+  Impl(ResolvedConfig config, Env& env, LogSink sink)
+      : config_(std::move(config)), env_(env), log_(config_.log_level, std::move(sink)) {
+    for (const auto& warning : config_.warnings)
+      log_.warn_once("Config:" + warning, "Config", warning);
+    if (!config_.enabled) return;
+    if (config_.memory_cache_size > 0) memory_ = make_memory_tier(config_.memory_cache_size);
+    if (!config_.system_db_path.empty()) {
+      system_ = make_system_tier(config_.system_db_path, env_, log_, *this);
+    }
+    if (!config_.user_dir.empty()) {
+      user_ = make_user_tier({config_.user_dir, /*sync=*/true}, env_, log_, *this);
+    }
+    compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
+  }
+
+  void on_corrupt(std::string_view tier, const std::string& where, const Status& problem) override {
+    ++stats_.corrupt_entries;
+    log_.warn_once("Integrity:" + where, "Integrity",
+                   "Bad " + std::string(tier) + " cache entry " + where + " (" + problem.message() +
+                       "); it is not used and the kernel will be rebuilt");
+  }
+
+  Result<CachedKernel> get_or_compile(const KernelRequest& request, Compiler& compiler) {
+    ++stats_.requests;
+    auto target = compiler.resolve_target(request.target);
+    if (!target) return target.status();
+    if (!valid_db_name(target->db_basename())) {
+      return Status::invalid_argument("target '" + target->db_basename() +
+                                      "' cannot name a database file");
+    }
+    auto material = build_key_material(request, compiler.identity(), *target, env_);
+    if (!material) {
+      if (material.status().code() != StatusCode::kIoError) return material.status();
+      log_.warn_once("Key:" + material.status().message(), "Key",
+                     material.status().message() + "; compiling without the cache");
+      return compile(request, compiler, *target, nullptr);
+    }
+    const std::string material_text = material->serialize();
+    const CacheKey key(sha256(material_text));
+    if (!config_.enabled) {
+      Keyed unstored{key, material_text, target->db_basename()};
+      return compile(request, compiler, *target, &unstored, /*store=*/false);
+    }
+    const DbNames names{target->db_basename(), target->arch_basename()};
+
+    if (auto hit = lookup(names, key, material_text, *target)) return std::move(*hit);
+
+    auto [flight, leader] = flights_.join(key);
+    if (!leader) {
+      Result<CachedKernel> shared = flight->wait();
+      if (shared) shared->tier = TierKind::kMemory;  // served by this process's leader
+      return shared;
+    }
+    // A leader that finished between our lookup and join left it in memory.
+    std::optional<Result<CachedKernel>> result;
+    if (memory_) {
+      if (auto got = memory_->get(names, key); got && got->has_value()) {
+        ++stats_.memory_hits;
+        result = kernel_from(**got, TierKind::kMemory, *target, names.exact);
+      }
+    }
+    if (!result) {
+      Keyed keyed{key, material_text, names.exact};
+      result = compile(request, compiler, *target, &keyed, /*store=*/true);
+    }
+    flights_.finish(key, flight, *result);
+    return std::move(*result);
+  }
+
+  Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,
+                                                   const Compiler& compiler) const {
+    auto target = compiler.resolve_target(request.target);
+    if (!target) return target.status();
+    auto material = build_key_material(request, compiler.identity(), *target, env_);
+    if (!material) return material.status();
+    return std::pair{material->digest(), std::move(*material)};
+  }
+
+  CacheStats stats() const {
+    CacheStats s;
+    s.requests = stats_.requests;
+    s.memory_hits = stats_.memory_hits;
+    s.system_hits = stats_.system_hits;
+    s.user_hits = stats_.user_hits;
+    s.compiles = stats_.compiles;
+    s.compile_failures = stats_.compile_failures;
+    s.corrupt_entries = stats_.corrupt_entries;
+    s.store_failures = stats_.store_failures;
+    return s;
+  }
+
+  const ResolvedConfig& config() const { return config_; }
+
+  Result<std::vector<EntryInfo>> list() const {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    auto names = user->databases();
+    if (!names) return names.status();
+    std::vector<EntryInfo> all;
+    for (const auto& db : *names) {
+      auto rows = user->list(db);
+      if (!rows) return rows.status();
+      all.insert(all.end(), rows->begin(), rows->end());
+    }
+    return all;
+  }
+
+  Result<std::uint64_t> clear() {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    if (memory_) (void)memory_->clear();
+    return user->clear();
+  }
+
+  Result<VerifyReport> verify(bool repair) {
+    if (!config_.enabled) return unavailable();
+    VerifyReport report;
+    if (user_) {
+      if (Status s = user_->verify(repair, report); !s.is_ok()) return s;
+    }
+    if (system_) {
+      if (Status s = system_->verify(repair, report); !s.is_ok()) return s;
+    }
+    return report;
+  }
+
+  Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path) const {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    auto entries = user->read_all(std::string(db));
+    if (!entries) return entries.status();
+    if (entries->empty()) {
+      return Status::not_found("the user cache has no entries for database '" + std::string(db) +
+                               "'");
+    }
+    std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> encoded;
+    for (const auto& entry : *entries) {
+      auto bytes = encode_entry(entry, Compression::kNone);
+      if (!bytes) return bytes.status();
+      encoded.emplace_back(entry.key, std::move(*bytes));
+    }
+    Fields metadata{{"producer", std::string("kcache ") + KCACHE_VERSION_STRING},
+                    {"db", std::string(db)},
+                    {"created", std::to_string(env_.now_unix())}};
+    if (Status s = write_kdb(env_, output_path, encoded, metadata); !s.is_ok()) return s;
+    return static_cast<std::uint64_t>(encoded.size());
+  }
+
+ private:
+  struct Keyed {
+    CacheKey key;
+    std::string material;
+    std::string db;
+  };
+
+  struct AtomicStats {
+    std::atomic<std::uint64_t> requests{0}, memory_hits{0}, system_hits{0}, user_hits{0},
+        compiles{0}, compile_failures{0}, corrupt_entries{0}, store_failures{0};
+  };
+
+  Tier* require_user() const { return user_.get(); }
+  Status unavailable() const {
+    if (!config_.enabled)
+      return Status::unavailable("the cache is disabled (" + config_.disabled_reason + ")");
+    return Status::unavailable("the user cache directory is unknown (HOME is not set)");
+  }
+
+  std::optional<CachedKernel> lookup(const DbNames& names, const CacheKey& key,
+                                     const std::string& material, const Target& target) {
+    struct Step {
+      Tier* tier;
+      TierKind kind;
+      std::atomic<std::uint64_t>* hits;
+    };
+    const Step steps[] = {{memory_.get(), TierKind::kMemory, &stats_.memory_hits},
+                          {system_.get(), TierKind::kSystem, &stats_.system_hits},
+                          {user_.get(), TierKind::kUser, &stats_.user_hits}};
+    for (const Step& step : steps) {
+      if (step.tier == nullptr) continue;
+      auto got = step.tier->get(names, key);
+      if (!got) {
+        log_.warn_once("TierRead:" + std::string(step.tier->name()), "Cache",
+                       "Cannot read the " + std::string(step.tier->name()) +
+                           " cache: " + got.status().message() + " (skipping it)");
+        continue;
+      }
+      if (!got->has_value()) continue;
+      const Entry& entry = **got;
+      if (entry.material != material) {
+        on_corrupt(step.tier->name(), key.hex(),
+                   Status::corruption("its key material differs from the request's"));
+        continue;
+      }
+      ++*step.hits;
+      if (step.kind != TierKind::kMemory && memory_) memory_->put(names.exact, entry, {});
+      return kernel_from(entry, step.kind, target, names.exact);
+    }
+    return std::nullopt;
+  }
+
+  // Compiles; with `store`, keeps the result in the user and memory tiers
+  // under `keyed` (which may be null when the request could not be keyed).
+  Result<CachedKernel> compile(const KernelRequest& request, Compiler& compiler,
+                               const Target& target, const Keyed* keyed, bool store = false) {
+    auto output = run_compiler(compiler, request, target);
+    if (!output) {
+      ++stats_.compile_failures;
+      return output.status();
+    }
+    ++stats_.compiles;
+    Entry entry;
+    if (keyed != nullptr) entry.key = keyed->key;
+    entry.created_unix = env_.now_unix();
+    if (keyed != nullptr) entry.material = keyed->material;
+    entry.metadata = std::move(output->metadata);
+    entry.storage = ByteBuffer::copy_of(output->binary);
+    entry.payload_size = output->binary.size();
+
+    if (keyed != nullptr && store) {
+      if (user_) store_in_user(keyed->db, entry);
+      if (memory_) memory_->put(keyed->db, entry, {});
+    }
+    CachedKernel kernel = kernel_from(entry, TierKind::kCompiled, target, target.db_basename());
+    kernel.compile_log = std::move(output->log);
+    return kernel;
+  }
+
+  void store_in_user(const std::string& db, const Entry& entry) {
+    auto encoded = encode_entry(entry, compression_);
+    Status stored = encoded ? user_->put(db, entry, *encoded) : encoded.status();
+    if (!stored.is_ok()) {
+      ++stats_.store_failures;
+      log_.warn_once("UserDb:write:" + config_.user_dir, "UserDb",
+                     "Cannot write to the user cache " + config_.user_dir + ": " +
+                         stored.message() + "; kernels are compiled but not kept");
+    }
+  }
+
+  const ResolvedConfig config_;
+  Env& env_;
+  const Logger log_;
+  Compression compression_ = Compression::kNone;
+  std::unique_ptr<Tier> memory_;
+  std::unique_ptr<Tier> system_;
+  std::unique_ptr<Tier> user_;
+  SingleFlight<CacheKey, Result<CachedKernel>> flights_;
+  mutable AtomicStats stats_;
+};
+
+Cache::Cache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Cache::~Cache() = default;
+
+Result<std::unique_ptr<Cache>> open_cache_with_env(const CacheOptions& options, Env& env) {
+  ResolvedConfig config = resolve_config(options, env);
+  return std::unique_ptr<Cache>(
+      new Cache(std::make_unique<Cache::Impl>(std::move(config), env, options.log_sink)));
+}
+
+Result<std::unique_ptr<Cache>> Cache::open(const CacheOptions& options) {
+  return open_cache_with_env(options, Env::posix());
+}
+
+Result<CachedKernel> Cache::get_or_compile(const KernelRequest& request, Compiler& compiler) {
+  return impl_->get_or_compile(request, compiler);
+}
+Result<std::pair<CacheKey, KeyMaterial>> Cache::key_for(const KernelRequest& request,
+                                                        const Compiler& compiler) const {
+  return impl_->key_for(request, compiler);
+}
+CacheStats Cache::stats() const { return impl_->stats(); }
+const ResolvedConfig& Cache::config() const { return impl_->config(); }
+Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }
+Result<std::uint64_t> Cache::clear() { return impl_->clear(); }
+Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); }
+Result<std::uint64_t> Cache::export_db(std::string_view db, const std::string& output_path) const {
+  return impl_->export_db(db, output_path);
+}
+
+}  // namespace kcache

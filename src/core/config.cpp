@@ -1,0 +1,285 @@
+// The one table of settings. Every setting kcache reads is a row here; the
+// README's configuration table and `kcache info` are generated from the same
+// rows, so they cannot drift apart.
+#include "core/config.h"
+
+#include <kcache/version.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include "build_config.h"
+#include "format/compression.h"
+
+namespace kcache {
+namespace {
+
+enum class SettingType { kPath, kBool, kLogLevel, kSize, kCompression };
+
+struct SettingRow {
+  std::string_view name;
+  SettingType type;
+  std::string_view env_var;
+  std::string_view default_value;  // empty: computed (see default_for)
+  std::string_view expected;       // the accepted values, for messages
+  std::string_view doc;
+};
+
+constexpr SettingRow kSettingsTable[] = {
+    {"cache_dir", SettingType::kPath, "KCACHE_CUSTOM_CACHE_DIR", "", "a path",
+     "user cache dir; the version folder is appended (build default: KCACHE_CACHE_DIR, "
+     "XDG_CACHE_HOME honoured)"},
+    {"disable_cache", SettingType::kBool, "KCACHE_DISABLE_CACHE", "false",
+     "1/true/yes/on or 0/false/no/off",
+     "1/true/yes/on (any case): nothing is read from or written to disk; every request compiles"},
+    {"system_db_path", SettingType::kPath, "KCACHE_SYSTEM_DB_PATH", "", "a path",
+     "folder of installed read-only .kdb files (default: <prefix>/share/kcache/db beside the "
+     "library)"},
+    {"log_level", SettingType::kLogLevel, "KCACHE_LOG_LEVEL", "warning",
+     "quiet, error, warning, info or debug", "quiet, error, warning, info or debug"},
+    {"memory_cache_size", SettingType::kSize, "KCACHE_MEMORY_CACHE_SIZE", "64M",
+     "a size such as 1048576, 64K, 64M or 2G",
+     "bytes of binaries kept in this process's memory tier (K/M/G suffixes); 0 turns it off"},
+    {"compression", SettingType::kCompression, "KCACHE_COMPRESSION", "none",
+     "none or zstd (if built in)", "none or zstd, for new user-tier entries (none loads fastest)"},
+};
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return std::string(text);
+}
+
+// The folder of the library (or program) this code is linked into.
+std::string library_dir() {
+  Dl_info info;
+  if (::dladdr(reinterpret_cast<void*>(&library_dir), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  std::error_code error;
+  auto path = std::filesystem::canonical(info.dli_fname, error);
+  if (error) return {};
+  return path.parent_path().string();
+}
+
+std::string default_system_db_path() {
+  std::string dir = library_dir();
+  if (dir.empty()) return {};
+  return std::filesystem::path(dir + "/" + KCACHE_SYSTEM_DB_RELATIVE).lexically_normal().string();
+}
+
+bool valid_value(SettingType type, std::string_view text) {
+  switch (type) {
+    case SettingType::kPath:
+      return true;
+    case SettingType::kBool:
+      return parse_bool(text).has_value();
+    case SettingType::kLogLevel:
+      return parse_log_level(text).has_value();
+    case SettingType::kSize:
+      return parse_size(text).has_value();
+    case SettingType::kCompression: {
+      auto compression = parse_compression(lower(trim(text)));
+      return compression && compression_available(*compression);
+    }
+  }
+  return false;
+}
+
+// Expands a leading "~" or "~/" to the home folder and makes the path
+// absolute. nullopt when it needs a home folder and there is none.
+std::optional<std::string> expand_path(const std::string& path, const Env& env) {
+  std::string expanded = path;
+  if (path == "~" || path.starts_with("~/")) {
+    auto home = env.home_dir();
+    if (!home) return std::nullopt;
+    expanded = *home + path.substr(1);
+  }
+  std::error_code error;
+  auto absolute = std::filesystem::absolute(expanded, error);
+  if (error) return expanded;
+  return absolute.lexically_normal().string();
+}
+
+std::string strip_trailing_slash(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+}  // namespace
+
+std::optional<bool> parse_bool(std::string_view text) {
+  std::string value = lower(trim(text));
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
+  if (value.empty() || value == "0" || value == "false" || value == "no" || value == "off") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+std::optional<LogLevel> parse_log_level(std::string_view text) {
+  std::string value = lower(trim(text));
+  if (value == "quiet" || value == "none" || value == "off") return LogLevel::kQuiet;
+  if (value == "error") return LogLevel::kError;
+  if (value == "warning" || value == "warn") return LogLevel::kWarning;
+  if (value == "info") return LogLevel::kInfo;
+  if (value == "debug") return LogLevel::kDebug;
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+  std::string value = lower(trim(text));
+  std::size_t digits_end = 0;
+  while (
+      digits_end < value.size() &&
+      (std::isdigit(static_cast<unsigned char>(value[digits_end])) || value[digits_end] == '.')) {
+    ++digits_end;
+  }
+  if (digits_end == 0) return std::nullopt;
+  double number = 0;
+  try {
+    std::size_t used = 0;
+    number = std::stod(value.substr(0, digits_end), &used);
+    if (used != digits_end) return std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = value.substr(digits_end);
+  double scale = 1;
+  if (unit.empty() || unit == "b") {
+    scale = 1;
+  } else if (unit == "k" || unit == "kb" || unit == "kib") {
+    scale = 1024.0;
+  } else if (unit == "m" || unit == "mb" || unit == "mib") {
+    scale = 1024.0 * 1024;
+  } else if (unit == "g" || unit == "gb" || unit == "gib") {
+    scale = 1024.0 * 1024 * 1024;
+  } else if (unit == "t" || unit == "tb" || unit == "tib") {
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  } else {
+    return std::nullopt;
+  }
+  double bytes = number * scale;
+  if (!std::isfinite(bytes) || bytes < 0 || bytes > 1.8e19) return std::nullopt;
+  return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+std::string_view version_folder() { return KCACHE_VERSION_STRING; }
+
+const Setting* ResolvedConfig::find(std::string_view name) const {
+  for (const auto& setting : settings) {
+    if (setting.name == name) return &setting;
+  }
+  return nullptr;
+}
+
+ResolvedConfig resolve_config(const CacheOptions& options, const Env& env) {
+  ResolvedConfig config;
+
+  // What the program set, as text, so every row resolves the same way.
+  auto option_value = [&](std::string_view name) -> std::optional<std::string> {
+    if (name == "cache_dir") return options.cache_dir;
+    if (name == "system_db_path") return options.system_db_path;
+    if (name == "disable_cache" && options.disable_cache) {
+      return std::string(*options.disable_cache ? "true" : "false");
+    }
+    if (name == "log_level" && options.log_level) {
+      return std::string(log_level_name(*options.log_level));
+    }
+    if (name == "memory_cache_size" && options.memory_cache_size) {
+      return std::to_string(*options.memory_cache_size);
+    }
+    if (name == "compression") return options.compression;
+    return std::nullopt;
+  };
+
+  // Defaults that depend on the build or the machine.
+  auto default_for = [&](const SettingRow& row) -> std::pair<std::string, std::string> {
+    if (row.name == "cache_dir") {
+      std::string build = KCACHE_BUILD_CACHE_DIR;
+      if (build == "~/.cache/kcache") {
+        if (auto xdg = env.get_env("XDG_CACHE_HOME"); xdg && xdg->starts_with("/")) {
+          return {*xdg + "/kcache", "env XDG_CACHE_HOME"};
+        }
+      }
+      return {build, "build"};
+    }
+    if (row.name == "system_db_path") return {default_system_db_path(), "build"};
+    return {std::string(row.default_value), "default"};
+  };
+
+  for (const SettingRow& row : kSettingsTable) {
+    Setting setting{std::string(row.name), "", "", std::string(row.env_var), std::string(row.doc)};
+    if (auto value = option_value(row.name)) {
+      setting.value = *value;
+      setting.origin = "option";
+    } else if (auto env_value =
+                   options.read_environment ? env.get_env(std::string(row.env_var)) : std::nullopt;
+               env_value && !trim(*env_value).empty()) {
+      setting.value = *env_value;
+      setting.origin = "env " + std::string(row.env_var);
+    } else {
+      std::tie(setting.value, setting.origin) = default_for(row);
+    }
+    if (!valid_value(row.type, setting.value)) {
+      auto [fallback, fallback_origin] = default_for(row);
+      config.warnings.push_back("Ignoring " + setting.origin.substr(setting.origin.find(' ') + 1) +
+                                "='" + setting.value + "': expected " + std::string(row.expected) +
+                                "; using '" + fallback + "'");
+      setting.value = fallback;
+      setting.origin = fallback_origin;
+    }
+    config.settings.push_back(std::move(setting));
+  }
+
+  const auto value_of = [&](std::string_view name) { return config.find(name)->value; };
+  config.log_level = *parse_log_level(value_of("log_level"));
+  config.memory_cache_size = *parse_size(value_of("memory_cache_size"));
+  config.compression = lower(trim(value_of("compression")));
+
+  if (std::string_view(KCACHE_BUILD_DISABLED_REASON).size() > 0) {
+    config.enabled = false;
+    config.disabled_reason = KCACHE_BUILD_DISABLED_REASON;
+  } else if (*parse_bool(value_of("disable_cache"))) {
+    config.enabled = false;
+    const Setting* disable = config.find("disable_cache");
+    config.disabled_reason = disable->origin == "option" ? "disabled by the program"
+                                                         : disable->env_var + "=" + disable->value;
+  }
+  if (!config.enabled) return config;
+
+  if (std::string dir = value_of("system_db_path"); !dir.empty()) {
+    config.system_db_path = strip_trailing_slash(expand_path(dir, env).value_or(dir));
+  }
+  std::string cache_dir = value_of("cache_dir");
+  if (auto expanded = expand_path(cache_dir, env)) {
+    config.user_dir = strip_trailing_slash(*expanded) + "/" + std::string(version_folder());
+  } else {
+    config.warnings.push_back("HOME is not set and this user has no home directory, so '" +
+                              cache_dir +
+                              "' cannot be used; kernels will not be kept in the user cache "
+                              "(set KCACHE_CUSTOM_CACHE_DIR)");
+  }
+  return config;
+}
+
+ResolvedConfig resolve_config(const CacheOptions& options) {
+  return resolve_config(options, Env::posix());
+}
+
+}  // namespace kcache

@@ -1,0 +1,114 @@
+// Targets, keys and key material: the value types of include/kcache/key.h.
+#include <kcache/key.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "format/field_text.h"
+#include "format/hash.h"
+
+namespace kcache {
+namespace {
+
+bool all_digits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+bool valid_arch(std::string_view arch) {
+  if (arch.empty() || arch.size() > 128) return false;
+  return std::all_of(arch.begin(), arch.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+}  // namespace
+
+std::string Target::db_basename() const {
+  return units > 0 ? arch + "_" + std::to_string(units) : arch;
+}
+
+std::string Target::id() const { return features.empty() ? arch : arch + ":" + features; }
+
+Result<Target> Target::parse(std::string_view text) {
+  Target target;
+  std::string_view head = text.substr(0, text.find(':'));
+  if (head.size() < text.size()) {
+    std::vector<std::string> features;
+    std::string_view rest = text.substr(head.size() + 1);
+    while (true) {
+      std::string_view feature = rest.substr(0, rest.find(':'));
+      if (feature.size() < 2 || (feature.back() != '+' && feature.back() != '-')) {
+        return Status::invalid_argument("target feature '" + std::string(feature) +
+                                        "' must read like 'xnack+' or 'sramecc-'");
+      }
+      features.emplace_back(feature);
+      if (feature.size() == rest.size()) break;
+      rest.remove_prefix(feature.size() + 1);
+    }
+    std::sort(features.begin(), features.end());
+    for (const auto& f : features) {
+      if (!target.features.empty()) target.features += ':';
+      target.features += f;
+    }
+  }
+  // A trailing "_<digits>" is the unit count when the rest still names an
+  // arch with a number in it: "gfx906_60" -> gfx906 + 60, "sm_90" -> sm_90.
+  std::size_t underscore = head.rfind('_');
+  if (underscore != std::string_view::npos && all_digits(head.substr(underscore + 1))) {
+    std::string_view arch = head.substr(0, underscore);
+    if (std::any_of(arch.begin(), arch.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      std::string_view digits = head.substr(underscore + 1);
+      if (digits.size() > 6) return Status::invalid_argument("target unit count is too large");
+      target.units = std::stoi(std::string(digits));
+      head = arch;
+    }
+  }
+  if (!valid_arch(head)) {
+    return Status::invalid_argument("target '" + std::string(text) +
+                                    "' is not an arch name (letters, digits, '_', '-', '.')");
+  }
+  target.arch = std::string(head);
+  return target;
+}
+
+std::string CacheKey::hex() const { return to_hex(bytes_); }
+
+std::optional<CacheKey> CacheKey::from_hex(std::string_view text) {
+  if (text.size() != 2 * kSize) return std::nullopt;
+  Bytes bytes{};
+  for (std::size_t i = 0; i < kSize; ++i) {
+    int value = 0;
+    for (int j = 0; j < 2; ++j) {
+      char c = text[2 * i + j];
+      int digit = (c >= '0' && c <= '9')   ? c - '0'
+                  : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                  : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                           : -1;
+      if (digit < 0) return std::nullopt;
+      value = value * 16 + digit;
+    }
+    bytes[i] = static_cast<std::uint8_t>(value);
+  }
+  return CacheKey(bytes);
+}
+
+std::string KeyMaterial::serialize() const {
+  std::string out;
+  for (const auto& field : fields_) append_field(out, field.name, field.value);
+  return out;
+}
+
+Result<KeyMaterial> KeyMaterial::parse(std::string_view text) {
+  auto fields = decode_fields(text);
+  if (!fields) return fields.status();
+  std::vector<KeyField> out;
+  out.reserve(fields->size());
+  for (auto& [name, value] : *fields) out.push_back({std::move(name), std::move(value)});
+  return KeyMaterial(std::move(out));
+}
+
+CacheKey KeyMaterial::digest() const { return CacheKey(sha256(serialize())); }
+
+}  // namespace kcache

@@ -1,0 +1,21 @@
+// The one place where a request becomes key material (docs/design.md §1).
+// Changing what goes in, or its order, changes every key: bump
+// kKeySchemaVersion and update the goldens (tests/core/key_builder_test.cpp).
+#pragma once
+
+#include <kcache/compiler.h>
+#include <kcache/key.h>
+
+#include "env/env.h"
+
+namespace kcache {
+
+inline constexpr int kKeySchemaVersion = 1;
+
+// kInvalidArgument for malformed options or an empty source; kIoError when
+// a header exists but cannot be read.
+Result<KeyMaterial> build_key_material(const KernelRequest& request,
+                                       const CompilerIdentity& compiler, const Target& target,
+                                       const Env& env);
+
+}  // namespace kcache

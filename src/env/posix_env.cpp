@@ -1,0 +1,238 @@
+// The real Env: POSIX calls, retried on EINTR.
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "env/env.h"
+
+namespace kcache {
+
+Status errno_status(const std::string& what, const std::string& path, int err) {
+  std::string message = what + " " + path + ": " + std::strerror(err);
+  if (err == ENOENT) return Status::not_found(std::move(message));
+  return Status::io_error(std::move(message));
+}
+
+namespace {
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  [[nodiscard]] int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+Status pread_fully(int fd, std::uint64_t offset, std::span<std::uint8_t> out,
+                   const std::string& path) {
+  std::size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n =
+        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status("cannot read", path, errno);
+    }
+    if (n == 0) return Status::corruption("file " + path + " is shorter than expected");
+    done += static_cast<std::size_t>(n);
+  }
+  return Status::ok();
+}
+
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(int fd, std::uint64_t size, std::string path)
+      : fd_(fd), size_(size), path_(std::move(path)) {}
+  std::uint64_t size() const override { return size_; }
+  Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
+    if (offset + out.size() > size_) {
+      return Status::corruption("read past the end of " + path_);
+    }
+    return pread_fully(fd_.get(), offset, out, path_);
+  }
+
+ private:
+  FileDescriptor fd_;
+  std::uint64_t size_;
+  std::string path_;
+};
+
+std::string temp_name_for(const std::string& path) {
+  static std::atomic<std::uint64_t> counter{0};
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)) +
+         "." + std::to_string(random() % 1000000);
+}
+
+class PosixEnv final : public Env {
+ public:
+  std::optional<std::string> get_env(const std::string& name) const override {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  }
+
+  std::optional<std::string> home_dir() const override {
+    if (auto home = get_env("HOME"); home && !home->empty()) return home;
+    struct passwd pwd;
+    struct passwd* result = nullptr;
+    char buffer[4096];
+    if (::getpwuid_r(::getuid(), &pwd, buffer, sizeof buffer, &result) == 0 && result != nullptr &&
+        result->pw_dir != nullptr && result->pw_dir[0] != '\0') {
+      return std::string(result->pw_dir);
+    }
+    return std::nullopt;
+  }
+
+  std::int64_t now_unix() const override {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  Result<ByteBuffer> read_file(const std::string& path) const override {
+    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return errno_status("cannot open", path, errno);
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return errno_status("cannot stat", path, errno);
+    if (!S_ISREG(st.st_mode)) return Status::io_error(path + " is not a regular file");
+    ByteBuffer buffer = ByteBuffer::allocate(static_cast<std::size_t>(st.st_size));
+    if (Status s = pread_fully(fd.get(), 0, buffer.mutable_span(), path); !s.is_ok()) return s;
+    return buffer;
+  }
+
+  Result<std::unique_ptr<RandomAccessFile>> open_random_access(
+      const std::string& path) const override {
+    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return errno_status("cannot open", path, errno);
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return errno_status("cannot stat", path, errno);
+    if (!S_ISREG(st.st_mode)) return Status::io_error(path + " is not a regular file");
+    return std::unique_ptr<RandomAccessFile>(std::make_unique<PosixRandomAccessFile>(
+        fd.release(), static_cast<std::uint64_t>(st.st_size), path));
+  }
+
+  Status write_file_atomic(const std::string& path, std::span<const std::uint8_t> data, bool sync,
+                           mode_t mode) override {
+    const std::string temp = temp_name_for(path);
+    FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+    if (fd.get() < 0) return errno_status("cannot create", temp, errno);
+    std::size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int err = errno;
+        ::unlink(temp.c_str());
+        return errno_status("cannot write", temp, err);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (sync && ::fsync(fd.get()) != 0) {
+      int err = errno;
+      ::unlink(temp.c_str());
+      return errno_status("cannot sync", temp, err);
+    }
+    if (::close(fd.release()) != 0) {
+      int err = errno;
+      ::unlink(temp.c_str());
+      return errno_status("cannot close", temp, err);
+    }
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+      int err = errno;
+      ::unlink(temp.c_str());
+      return errno_status("cannot rename into", path, err);
+    }
+    return Status::ok();
+  }
+
+  Status create_dirs(const std::string& path, mode_t mode) override {
+    if (path.empty()) return Status::invalid_argument("empty directory path");
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      return S_ISDIR(st.st_mode) ? Status::ok()
+                                 : Status::io_error(path + " exists and is not a directory");
+    }
+    std::size_t slash = path.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) {
+      if (Status s = create_dirs(path.substr(0, slash), mode); !s.is_ok()) return s;
+    }
+    if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
+      return errno_status("cannot create directory", path, errno);
+    }
+    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Status::io_error(path + " exists and is not a directory");
+    }
+    return Status::ok();
+  }
+
+  Status rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return errno_status("cannot rename", from, errno);
+    return Status::ok();
+  }
+
+  Status remove_file(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return errno_status("cannot remove", path, errno);
+    }
+    return Status::ok();
+  }
+
+  Status remove_all(const std::string& path) override {
+    std::error_code error;
+    std::filesystem::remove_all(path, error);
+    if (error) return Status::io_error("cannot remove " + path + ": " + error.message());
+    return Status::ok();
+  }
+
+  Result<std::vector<DirEntry>> list_dir(const std::string& path) const override {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return errno_status("cannot list", path, errno);
+    std::vector<DirEntry> entries;
+    while (struct dirent* e = ::readdir(dir)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      bool is_directory = e->d_type == DT_DIR;
+      if (e->d_type == DT_UNKNOWN) is_directory = is_dir(path + "/" + name);
+      entries.push_back({std::move(name), is_directory});
+    }
+    ::closedir(dir);
+    return entries;
+  }
+
+  bool is_dir(const std::string& path) const override {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
+
+  bool exists(const std::string& path) const override {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
+  }
+};
+
+}  // namespace
+
+Env& Env::posix() {
+  static PosixEnv env;
+  return env;
+}
+
+}  // namespace kcache

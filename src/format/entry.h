@@ -1,0 +1,53 @@
+// The entry: one self-checking record holding a binary, the key material it
+// was compiled from and the compiler's metadata. The same bytes are stored
+// in every tier. Layout: docs/formats.md §1.
+#pragma once
+
+#include <kcache/key.h>
+#include <kcache/status.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/byte_buffer.h"
+#include "format/compression.h"
+#include "format/field_text.h"
+
+namespace kcache {
+
+inline constexpr std::uint16_t kEntryFormatVersion = 1;
+inline constexpr std::size_t kEntryHeaderSize = 88;
+// Sizes beyond these are refused on encode and read as corruption on decode.
+inline constexpr std::size_t kMaxMaterialSize = 1u << 20;
+inline constexpr std::size_t kMaxMetadataSize = 1u << 20;
+inline constexpr std::size_t kMaxPayloadSize = 1u << 30;
+
+// A decoded, verified entry. The payload is a view into `storage`.
+struct Entry {
+  CacheKey key;
+  std::int64_t created_unix = 0;
+  std::string material;  // KeyMaterial::serialize()
+  Fields metadata;
+  ByteBuffer storage;
+  std::size_t payload_offset = 0;
+  std::size_t payload_size = 0;
+
+  [[nodiscard]] std::span<const std::uint8_t> payload() const {
+    return storage.span().subspan(payload_offset, payload_size);
+  }
+};
+
+// Encodes `entry`. With kZstd the payload is stored compressed only when
+// that is smaller (and zstd is built in); otherwise it is stored as is.
+// kInvalidArgument when a part exceeds its limit.
+Result<std::vector<std::uint8_t>> encode_entry(const Entry& entry, Compression compression);
+
+// Decodes and verifies `bytes[offset, offset+size)`: magic, version, sizes,
+// checksum, and that the stored key equals `expected_key` when given.
+// kCorruption on any mismatch; the message says what was wrong. The returned
+// entry shares `bytes` when the payload is not compressed.
+Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key = nullptr);
+
+}  // namespace kcache

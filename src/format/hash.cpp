@@ -1,0 +1,56 @@
+#include "format/hash.h"
+
+#include <openssl/evp.h>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <new>
+
+namespace kcache {
+
+Sha256 sha256(std::span<const std::uint8_t> data) {
+  Sha256 digest{};
+  unsigned int length = 0;
+  // EVP_Digest with SHA-256 cannot fail for in-memory input on a working
+  // OpenSSL; the digest stays zero if it ever did.
+  EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  return digest;
+}
+
+Sha256 sha256(std::string_view text) {
+  return sha256(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(bytes.size() * 2, '0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 0xF];
+  }
+  return out;
+}
+
+std::string sha256_field(std::string_view text) { return "sha256:" + to_hex(sha256(text)); }
+
+Checksummer::Checksummer() : state_(XXH3_createState()) {
+  if (state_ == nullptr) throw std::bad_alloc();
+  XXH3_128bits_reset(static_cast<XXH3_state_t*>(state_));
+}
+
+Checksummer::~Checksummer() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
+
+void Checksummer::update(std::span<const std::uint8_t> data) {
+  XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), data.data(), data.size());
+}
+
+Checksum128 Checksummer::finish() {
+  XXH128_hash_t hash = XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_));
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  Checksum128 out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = canonical.digest[i];
+  return out;
+}
+
+}  // namespace kcache

@@ -1,0 +1,21 @@
+// The system tier: read-only .kdb packages in one folder, looked up before
+// the user tier. For a target, "<arch>_<units>.kdb" is tried, then
+// "<arch>.kdb". Files are opened read-only on first use (this works on a
+// read-only file system) and never written. When neither file exists, one
+// warning per process and file:
+//   kcache: Warning [SystemDb] Missing system database file: <name>.kdb Performance may degrade
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/log.h"
+#include "env/env.h"
+#include "store/tier.h"
+
+namespace kcache {
+
+std::unique_ptr<Tier> make_system_tier(std::string folder, const Env& env, const Logger& log,
+                                       TierEvents& events);
+
+}  // namespace kcache

@@ -1,0 +1,77 @@
+// The tier interface. Each tier is a small class behind a factory; the
+// lookup and promotion policy that strings them together is written once,
+// at the top of src/core/cache.cpp.
+//
+// `get` has three outcomes: a verified entry (hit), nullopt (miss), or a
+// Status (the tier failed: I/O error, unreachable). A bad entry is a miss:
+// the tier reports it to TierEvents and moves it aside where it can.
+// Optional abilities default to kNotSupported.
+#pragma once
+
+#include <kcache/cache.h>
+#include <kcache/key.h>
+#include <kcache/status.h>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/entry.h"
+
+namespace kcache {
+
+// The databases an entry for a target may live in, most specific first:
+// "<arch>_<units>" then "<arch>" (equal when units are unknown).
+struct DbNames {
+  std::string exact;
+  std::string arch;
+};
+
+// Where tiers report what the cache should count and say.
+class TierEvents {
+ public:
+  virtual ~TierEvents() = default;
+  // A stored entry or file failed its checks. `where` names the file.
+  virtual void on_corrupt(std::string_view tier, const std::string& where,
+                          const Status& problem) = 0;
+};
+
+class Tier {
+ public:
+  virtual ~Tier() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+
+  virtual Result<std::optional<Entry>> get(const DbNames& db, const CacheKey& key) = 0;
+
+  // Stores `entry`, whose encoded form is `encoded`, in database `db`.
+  virtual Status put(const std::string& /*db*/, const Entry& /*entry*/,
+                     std::span<const std::uint8_t> /*encoded*/) {
+    return Status::not_supported(std::string(name()) + " tier is read-only");
+  }
+  // The database names this tier holds.
+  [[nodiscard]] virtual Result<std::vector<std::string>> databases() const {
+    return Status::not_supported("cannot list the " + std::string(name()) + " tier");
+  }
+  [[nodiscard]] virtual Result<std::vector<EntryInfo>> list(const std::string& /*db*/) const {
+    return Status::not_supported("cannot list the " + std::string(name()) + " tier");
+  }
+  // Every verified entry of `db`, for export. Bad entries are skipped and
+  // reported to TierEvents.
+  [[nodiscard]] virtual Result<std::vector<Entry>> read_all(const std::string& /*db*/) const {
+    return Status::not_supported("cannot read the " + std::string(name()) + " tier whole");
+  }
+  virtual Result<std::uint64_t> clear() {
+    return Status::not_supported("cannot clear the " + std::string(name()) + " tier");
+  }
+  // Checks every stored entry; appends what is wrong to `report`.
+  virtual Status verify(bool /*repair*/, VerifyReport& /*report*/) {
+    return Status::not_supported("cannot verify the " + std::string(name()) + " tier");
+  }
+};
+
+// A readable summary of an entry's key material for `list`.
+EntryInfo summarize_entry(const std::string& db, const Entry& entry, std::uint64_t stored_bytes);
+
+}  // namespace kcache

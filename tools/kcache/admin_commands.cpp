@@ -1,0 +1,238 @@
+// kcache info, list, clear, verify, export: looking after the cache.
+#include <kcache/cache.h>
+#include <kcache/version.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "commands.h"
+
+namespace kcache::tool {
+namespace {
+
+std::unique_ptr<Cache> open_cache() {
+  auto cache = Cache::open();
+  if (!cache) {
+    report_failure(cache.status().message());
+    return nullptr;
+  }
+  return std::move(*cache);
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << value << " " << units[unit];
+  return out.str();
+}
+
+int run_info(bool json) {
+  auto cache = open_cache();
+  if (!cache) return 1;
+  const ResolvedConfig& config = cache->config();
+  if (json) {
+    nlohmann::json settings = nlohmann::json::array();
+    for (const auto& s : config.settings) {
+      settings.push_back({{"name", s.name},
+                          {"value", s.value},
+                          {"origin", s.origin},
+                          {"env", s.env_var},
+                          {"doc", s.doc}});
+    }
+    nlohmann::json out = {{"version", KCACHE_VERSION_STRING},
+                          {"enabled", config.enabled},
+                          {"disabled_reason", config.disabled_reason},
+                          {"user_dir", config.user_dir},
+                          {"system_db_path", config.system_db_path},
+                          {"backends", compiler_backends()},
+                          {"settings", settings},
+                          {"warnings", config.warnings}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "kcache " << KCACHE_VERSION_STRING << "\n";
+  std::cout << "cache:       "
+            << (config.enabled ? "enabled" : "disabled (" + config.disabled_reason + ")") << "\n";
+  if (config.enabled) {
+    std::cout << "user dir:    " << (config.user_dir.empty() ? "(none)" : config.user_dir) << "\n";
+    std::cout << "system dir:  " << config.system_db_path << "\n";
+  }
+  std::string backends;
+  for (const auto& b : compiler_backends()) backends += (backends.empty() ? "" : ", ") + b;
+  std::cout << "backends:    " << backends << "\n\nsettings:\n";
+  for (const auto& s : config.settings) {
+    std::cout << "  " << std::left << std::setw(18) << s.name << " = " << std::setw(34)
+              << ("'" + s.value + "'") << " (" << s.origin << ")\n";
+  }
+  return 0;
+}
+
+int run_list(bool json, const std::string& db_filter) {
+  auto cache = open_cache();
+  if (!cache) return 1;
+  auto entries = cache->list();
+  if (!entries) return report_failure(entries.status().message());
+  std::vector<EntryInfo> shown;
+  for (const auto& e : *entries) {
+    if (db_filter.empty() || e.db == db_filter) shown.push_back(e);
+  }
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : shown) {
+      out.push_back({{"db", e.db},
+                     {"key", e.key.hex()},
+                     {"backend", e.backend},
+                     {"kernels", e.kernels},
+                     {"bytes", e.bytes},
+                     {"stored_bytes", e.stored_bytes},
+                     {"created", e.created_unix}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::uint64_t total = 0;
+  for (const auto& e : shown) {
+    std::cout << std::left << std::setw(34) << e.db << " " << e.key.hex().substr(0, 16) << "  "
+              << std::setw(8) << e.backend << " " << std::right << std::setw(10)
+              << human_bytes(e.bytes) << "  " << e.kernels << "\n";
+    total += e.stored_bytes;
+  }
+  std::cout << shown.size() << " entries, " << human_bytes(total) << " on disk\n";
+  return 0;
+}
+
+int run_clear(bool json) {
+  auto cache = open_cache();
+  if (!cache) return 1;
+  auto removed = cache->clear();
+  if (!removed) return report_failure(removed.status().message());
+  if (json) {
+    std::cout
+        << nlohmann::json{{"removed", *removed}, {"user_dir", cache->config().user_dir}}.dump()
+        << "\n";
+  } else {
+    std::cout << "removed " << *removed << " entries from " << cache->config().user_dir << "\n";
+  }
+  return 0;
+}
+
+int run_verify(bool json, bool repair) {
+  auto cache = open_cache();
+  if (!cache) return 1;
+  auto report = cache->verify(repair);
+  if (!report) return report_failure(report.status().message());
+  std::size_t unrepaired = 0;
+  for (const auto& p : report->problems) unrepaired += p.repaired ? 0 : 1;
+  if (json) {
+    nlohmann::json problems = nlohmann::json::array();
+    for (const auto& p : report->problems) {
+      problems.push_back({{"path", p.path}, {"problem", p.problem}, {"repaired", p.repaired}});
+    }
+    std::cout << nlohmann::json{{"entries_checked", report->entries_checked},
+                                {"entries_ok", report->entries_ok},
+                                {"databases_checked", report->databases_checked},
+                                {"problems", problems},
+                                {"ok", unrepaired == 0}}
+                     .dump(2)
+              << "\n";
+  } else {
+    for (const auto& p : report->problems) {
+      std::cout << (p.repaired ? "repaired: " : "problem:  ") << p.path << ": " << p.problem
+                << "\n";
+    }
+    std::cout << report->entries_ok << " of " << report->entries_checked << " entries ok in "
+              << report->databases_checked << " databases";
+    if (unrepaired > 0 && !repair) std::cout << "; run 'kcache verify --repair' to fix";
+    std::cout << "\n";
+  }
+  return unrepaired == 0 ? 0 : 1;
+}
+
+int run_export(bool json, std::vector<std::string> dbs, const std::string& output) {
+  auto cache = open_cache();
+  if (!cache) return 1;
+  if (dbs.empty()) {
+    auto entries = cache->list();
+    if (!entries) return report_failure(entries.status().message());
+    for (const auto& e : *entries) {
+      if (std::find(dbs.begin(), dbs.end(), e.db) == dbs.end()) dbs.push_back(e.db);
+    }
+    if (dbs.empty()) return report_failure("the user cache is empty; nothing to export");
+  }
+  const bool to_dir = std::filesystem::is_directory(output) || dbs.size() > 1;
+  if (to_dir && !std::filesystem::is_directory(output)) {
+    return report_failure("--output " + output + " must be an existing folder to export " +
+                          std::to_string(dbs.size()) + " databases");
+  }
+  nlohmann::json written = nlohmann::json::array();
+  for (const auto& db : dbs) {
+    std::string path = to_dir ? output + "/" + db + ".kdb" : output;
+    auto count = cache->export_db(db, path);
+    if (!count) return report_failure("export of " + db + ": " + count.status().message());
+    written.push_back({{"db", db}, {"path", path}, {"entries", *count}});
+    if (!json) std::cout << "wrote " << *count << " entries of " << db << " to " << path << "\n";
+  }
+  if (json) std::cout << written.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Runner add_info_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd =
+      app.add_subcommand("info", "Show the version, every setting and where it came from");
+  cmd->add_flag("--json", *json, "Print JSON");
+  return [json] { return run_info(*json); };
+}
+
+Runner add_list_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto db = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("list", "List the entries of the user cache");
+  cmd->add_flag("--json", *json, "Print JSON");
+  cmd->add_option("--db", *db, "Only this database (e.g. gfx906_60)");
+  return [json, db] { return run_list(*json, *db); };
+}
+
+Runner add_clear_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd =
+      app.add_subcommand("clear", "Remove every entry of the user cache (this version)");
+  cmd->add_flag("--json", *json, "Print JSON");
+  return [json] { return run_clear(*json); };
+}
+
+Runner add_verify_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto repair = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand(
+      "verify", "Check every user entry and system .kdb; exit 1 if a problem remains");
+  cmd->add_flag("--json", *json, "Print JSON");
+  cmd->add_flag("--repair", *repair, "Quarantine bad entries and fix the index");
+  return [json, repair] { return run_verify(*json, *repair); };
+}
+
+Runner add_export_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto dbs = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write user-cache databases as read-only .kdb files for the system tier");
+  cmd->add_option("--db", *dbs, "Database to export (default: all); repeatable");
+  cmd->add_option("--output,-o", *output, "The .kdb file, or a folder for <db>.kdb files")
+      ->required();
+  cmd->add_flag("--json", *json, "Print JSON");
+  return [json, dbs, output] { return run_export(*json, *dbs, *output); };
+}
+
+}  // namespace kcache::tool

@@ -1,0 +1,25 @@
+// The kcache subcommands. Each registers its options on the app and returns
+// the function that runs it; a run returns the process exit status:
+// 0 success, 1 a failure that was reported on stderr, 2 a usage error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace kcache::tool {
+
+using Runner = std::function<int()>;
+
+Runner add_compile_command(CLI::App& app);
+Runner add_info_command(CLI::App& app);
+Runner add_list_command(CLI::App& app);
+Runner add_clear_command(CLI::App& app);
+Runner add_verify_command(CLI::App& app);
+Runner add_export_command(CLI::App& app);
+
+// Prints "kcache: <text>" on stderr and returns 1.
+int report_failure(const std::string& text);
+
+}  // namespace kcache::tool

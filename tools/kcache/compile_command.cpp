@@ -1,0 +1,173 @@
+// kcache compile: fetch one kernel through the full cache path.
+#include <kcache/cache.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+
+namespace kcache::tool {
+namespace {
+
+struct CompileArgs {
+  std::string backend;
+  std::string source;
+  std::vector<std::string> kernels;
+  std::string options;
+  std::string target;
+  std::string output;
+  std::string command;
+  std::string compiler_id;
+  std::vector<std::string> include_dirs;
+  std::vector<std::string> headers;  // NAME=FILE
+  int platform = -1;
+  int device = 0;
+  bool json = false;
+};
+
+std::optional<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return text.str();
+}
+
+bool write_binary(const std::string& path, std::span<const std::uint8_t> bytes) {
+  const std::string temp = path + ".kcache-tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::remove(temp.c_str());
+      return false;
+    }
+  }
+  return std::rename(temp.c_str(), path.c_str()) == 0;
+}
+
+int run_compile(const CompileArgs& args) {
+  auto source = read_text(args.source);
+  if (!source) {
+    return report_failure("cannot read --source " + args.source + ": " + std::strerror(errno));
+  }
+  KernelRequest request;
+  request.source = std::move(*source);
+  request.kernel_names = args.kernels;
+  request.options = args.options;
+  request.include_dirs = args.include_dirs;
+  for (const auto& spec : args.headers) {
+    std::size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "kcache: --header wants NAME=FILE, got '" << spec << "'\n";
+      return 2;
+    }
+    auto content = read_text(spec.substr(eq + 1));
+    if (!content) return report_failure("cannot read header file " + spec.substr(eq + 1));
+    request.headers.push_back({spec.substr(0, eq), std::move(*content)});
+  }
+  if (!args.target.empty()) {
+    auto target = Target::parse(args.target);
+    if (!target) {
+      std::cerr << "kcache: --target: " << target.status().message() << "\n";
+      return 2;
+    }
+    request.target = *target;
+  }
+
+  CompilerConfig config;
+  config.backend = args.backend;
+  config.command = args.command;
+  config.compiler_id = args.compiler_id;
+  config.command_input_name = std::filesystem::path(args.source).filename().string();
+  config.opencl_platform = args.platform;
+  config.opencl_device = args.device;
+
+  auto cache = Cache::open();
+  if (!cache) return report_failure(cache.status().message());
+  auto compiler = make_compiler(config);
+  if (!compiler) {
+    report_failure(compiler.status().message());
+    return compiler.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  auto kernel = (*cache)->get_or_compile(request, **compiler);
+  const double elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!kernel) {
+    const Status& status = kernel.status();
+    std::cerr << "kcache: "
+              << (status.code() == StatusCode::kCompileError ? "compile failed: " : "")
+              << status.message() << "\n";
+    if (!status.details().empty())
+      std::cerr << status.details() << (status.details().ends_with('\n') ? "" : "\n");
+    return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  if (!args.output.empty() && !write_binary(args.output, kernel->binary())) {
+    return report_failure("cannot write --output " + args.output + ": " + std::strerror(errno));
+  }
+
+  if (args.json) {
+    nlohmann::json out = {
+        {"key", kernel->key.hex()},         {"tier", tier_name(kernel->tier)},
+        {"target", kernel->target.id()},    {"db", kernel->db},
+        {"bytes", kernel->binary().size()}, {"elapsed_ms", elapsed_ms},
+        {"backend", args.backend},          {"cache_enabled", (*cache)->config().enabled},
+    };
+    if (!args.output.empty()) out["output"] = args.output;
+    nlohmann::json metadata = nlohmann::json::object();
+    for (const auto& [name, value] : kernel->metadata_fields) metadata[name] = value;
+    out["metadata"] = metadata;
+    if (!kernel->compile_log.empty()) out["compile_log"] = kernel->compile_log;
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << std::left << std::setw(9) << tier_name(kernel->tier) << kernel->db << "  "
+              << kernel->binary().size() << " bytes  " << std::fixed << std::setprecision(2)
+              << elapsed_ms << " ms  key " << kernel->key.hex().substr(0, 16)
+              << (args.output.empty() ? "" : "  -> " + args.output) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner add_compile_command(CLI::App& app) {
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("compile", "Fetch one kernel through the cache, compiling it on a miss");
+  cmd->add_option("--backend", args->backend, "Compiler backend")
+      ->required()
+      ->check(CLI::IsMember(compiler_backends()));
+  cmd->add_option("--source", args->source, "Kernel source file")->required();
+  cmd->add_option("--kernel", args->kernels, "Kernel (entry point) name; repeatable");
+  cmd->add_option("--options", args->options, "Compiler options, one string");
+  cmd->add_option("--target", args->target,
+                  "Target, e.g. sm_90, gfx906_60, gfx90a:xnack-; OpenCL defaults to its device");
+  cmd->add_option("--output", args->output, "Write the binary to this file");
+  cmd->add_option("--command", args->command,
+                  "command backend: compiler command line with {in} and {out}");
+  cmd->add_option("--compiler-id", args->compiler_id,
+                  "command backend: identity of the compiler (default: hash of --version output)");
+  cmd->add_option("--include-dir,-I", args->include_dirs, "Header search folder; repeatable");
+  cmd->add_option("--header", args->headers, "In-memory header NAME=FILE; repeatable");
+  cmd->add_option("--platform", args->platform,
+                  "opencl: platform index (default: first with a device)");
+  cmd->add_option("--device", args->device, "opencl: device index on the platform");
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  return [args] { return run_compile(*args); };
+}
+
+}  // namespace kcache::tool

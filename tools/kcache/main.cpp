@@ -1,0 +1,54 @@
+// kcache: the command-line tool over the public kcache API.
+#include <kcache/compiler.h>
+#include <kcache/version.h>
+
+#include <iostream>
+#include <map>
+
+#include "commands.h"
+
+namespace kcache::tool {
+
+int report_failure(const std::string& text) {
+  std::cerr << "kcache: " << text << "\n";
+  return 1;
+}
+
+}  // namespace kcache::tool
+
+int main(int argc, char** argv) {
+  using namespace kcache::tool;
+  std::string features;
+  for (const auto& backend : kcache::compiler_backends()) features += " " + backend;
+  CLI::App app{"kcache: a cache of compiled GPU kernel binaries (OpenCL, CUDA, HIP)", "kcache"};
+  app.set_version_flag(
+      "--version", std::string("kcache ") + KCACHE_VERSION_STRING + " (backends:" + features + ")");
+  app.require_subcommand(1);
+  std::map<CLI::App*, Runner> runners;
+  for (auto add : {add_compile_command, add_info_command, add_list_command, add_clear_command,
+                   add_verify_command, add_export_command}) {
+    std::size_t before = app.get_subcommands({}).size();
+    Runner runner = add(app);
+    runners[app.get_subcommands({})[before]] = std::move(runner);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "kcache: " << e.what() << "\nRun 'kcache --help' for usage.\n";
+    return 2;
+  }
+  for (CLI::App* sub : app.get_subcommands()) {
+    try {
+      return runners.at(sub)();
+    } catch (const std::exception& e) {
+      return report_failure(std::string("unexpected error: ") + e.what());
+    }
+  }
+  return 2;
+}
