@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "core/cache_internal.h"
 #include "core/config.h"
 #include "core/key_builder.h"
 #include "core/log.h"

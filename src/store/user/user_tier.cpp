@@ -110,6 +110,7 @@ class UserTier final : public Tier {
       {
         std::lock_guard lock(mutex_);
         indexes_.erase(db);
+        created_dirs_.clear();
       }
       for (std::string_view suffix : {"", "-wal", "-shm"}) {
         if (Status s = env_.remove_file(index_path(db) + std::string(suffix)); !s.is_ok()) return s;
@@ -134,9 +135,10 @@ class UserTier final : public Tier {
       if (!index_status.is_ok()) {
         report.problems.push_back({index_path(db), index_status.message(), false});
       }
-      std::set<CacheKey> present;
+      std::set<CacheKey> present;  // keys with an entry file, good or bad
       for (const auto& [path, key] : entry_files(db)) {
         ++report.entries_checked;
+        present.insert(key);
         auto bytes = env_.read_file(path);
         Result<Entry> entry = bytes ? decode_entry(*bytes, &key) : Result<Entry>(bytes.status());
         if (!entry) {
@@ -145,7 +147,6 @@ class UserTier final : public Tier {
           continue;
         }
         ++report.entries_ok;
-        present.insert(key);
         if (index_status.is_ok() && !indexed.contains(key)) {
           bool fixed = repair && with_index(db, [&](UserIndex& index) {
                                    return index.upsert(row_for(db, *entry, bytes->size));

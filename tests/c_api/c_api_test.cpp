@@ -1,0 +1,77 @@
+// The C API, driven from C++ (the installed-package test also builds a C
+// program against it).
+#include <kcache/c_api.h>
+#include <kcache/version.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "fakes/temp_folder.h"
+
+namespace {
+
+using kcache::testing::TempFolder;
+
+TEST(CApiTest, OpenFetchTwiceAndFree) {
+  TempFolder dir;
+  const std::string cache_dir = dir / "cache";
+  const std::string system_dir = dir / "system";
+  kcache_options options{cache_dir.c_str(), system_dir.c_str(), 0};
+  kcache_cache* cache = nullptr;
+  char* error = nullptr;
+  ASSERT_EQ(kcache_open(&options, &cache, &error), 0);
+  EXPECT_EQ(error, nullptr);
+  kcache_compiler* compiler = nullptr;
+  ASSERT_EQ(kcache_compiler_create("command", "cp {in} {out}", "test-cp", &compiler, &error), 0)
+      << error;
+
+  kcache_request request{"the binary", "k", nullptr, "gfx906_60"};
+  const char* tiers[2] = {"compiled", "memory"};
+  for (const char* expected_tier : tiers) {
+    kcache_kernel* kernel = nullptr;
+    ASSERT_EQ(kcache_get_or_compile(cache, compiler, &request, &kernel, &error), 0) << error;
+    EXPECT_STREQ(kcache_kernel_tier(kernel), expected_tier);
+    ASSERT_EQ(kcache_kernel_size(kernel), std::strlen("the binary"));
+    EXPECT_EQ(std::memcmp(kcache_kernel_data(kernel), "the binary", 10), 0);
+    EXPECT_EQ(std::strlen(kcache_kernel_key(kernel)), 64u);
+    kcache_kernel_free(kernel);
+  }
+  kcache_compiler_free(compiler);
+  kcache_close(cache);
+  EXPECT_STREQ(kcache_version(), KCACHE_VERSION_STRING);
+}
+
+TEST(CApiTest, ErrorsAreCodesAndMessages) {
+  kcache_compiler* compiler = nullptr;
+  char* error = nullptr;
+  int rc = kcache_compiler_create("nonsense", nullptr, nullptr, &compiler, &error);
+  EXPECT_NE(rc, 0);
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(std::string(error).find("unknown backend"), std::string::npos);
+  kcache_string_free(error);
+
+  ASSERT_EQ(kcache_compiler_create("command", "sh -c 'echo oops >&2; exit 1' {in} {out}", "fail",
+                                   &compiler, nullptr),
+            0);
+  kcache_cache* cache = nullptr;
+  kcache_options disabled{nullptr, nullptr, 1};
+  ASSERT_EQ(kcache_open(&disabled, &cache, nullptr), 0);
+  kcache_request request{"src", nullptr, nullptr, nullptr};
+  kcache_kernel* kernel = nullptr;
+  rc = kcache_get_or_compile(cache, compiler, &request, &kernel, &error);
+  EXPECT_EQ(rc, 3);  // kCompileError
+  EXPECT_EQ(kernel, nullptr);
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(std::string(error).find("oops"), std::string::npos);  // the log follows
+  kcache_string_free(error);
+
+  EXPECT_NE(kcache_get_or_compile(nullptr, compiler, &request, &kernel, nullptr), 0);
+  kcache_request bad_target{"src", nullptr, nullptr, "../x"};
+  EXPECT_EQ(kcache_get_or_compile(cache, compiler, &bad_target, &kernel, nullptr), 1);
+  kcache_compiler_free(compiler);
+  kcache_close(cache);
+}
+
+}  // namespace

@@ -1,0 +1,247 @@
+# Helpers for the kcache CLI scenarios; sourced by every tests/cli/*.sh.
+#
+# A scenario exits 0 when it passes, 1 when it fails (with what was expected
+# and what was seen on stderr), 125 when it is skipped (with the reason).
+# The tool is $KCACHE (CTest passes $<TARGET_FILE:kcache_tool>).
+#
+# fresh_env gives the scenario its own temporary folder $T and points every
+# place kcache reads or writes into it:
+#   KCACHE_CUSTOM_CACHE_DIR=$T/cache  (not created: kcache creates it)
+#   KCACHE_SYSTEM_DB_PATH=$T/sys      (an empty folder)
+#   HOME=$T/home                      (an empty folder)
+#   XDG_CACHE_HOME=$T/xdg             (not created)
+# and removes every other KCACHE_* variable, so the caller's environment
+# cannot change the result. $T is removed on exit (KCACHE_TEST_KEEP=1 keeps
+# it and prints where it is).
+#
+# run ARGS...    runs "$KCACHE ARGS..." and sets RC, OUT (stdout), ERR (stderr)
+# compile ARGS...  run compile with the deterministic command backend
+#                ("cp {in} {out}", compiler id test-cp, target gfx906_60) and
+#                --json; ARGS come last, so a later --target etc. wins only
+#                where CLI11 takes the last value (it does for single options).
+
+set -u
+set -o pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TEST_NAME="$(basename "$0" .sh)"
+
+fail() {
+  echo "FAIL [cli.${TEST_NAME}]: $*" >&2
+  if [[ -n "${OUT:-}" || -n "${ERR:-}" ]]; then
+    echo "--- last command: ${LAST_CMD:-}" >&2
+    echo "--- exit status: ${RC:-}" >&2
+    echo "--- stdout:" >&2
+    printf '%s\n' "${OUT:-}" >&2
+    echo "--- stderr:" >&2
+    printf '%s\n' "${ERR:-}" >&2
+  fi
+  exit 1
+}
+
+skip() {
+  echo "SKIP [cli.${TEST_NAME}]: $*"
+  exit 125
+}
+
+pass() {
+  echo "PASS [cli.${TEST_NAME}]${1:+: $1}"
+  exit 0
+}
+
+# expect_eq WHAT EXPECTED SEEN
+expect_eq() {
+  [[ "$2" == "$3" ]] || fail "$1: expected '$2', seen '$3'"
+}
+
+# expect_ne WHAT UNWANTED SEEN
+expect_ne() {
+  [[ "$2" != "$3" ]] || fail "$1: expected anything but '$2', seen '$3'"
+}
+
+# expect_rc EXPECTED (checks $RC of the last run)
+expect_rc() {
+  [[ "${RC}" == "$1" ]] || fail "exit status of '${LAST_CMD}': expected $1, seen ${RC}"
+}
+
+# expect_contains WHAT NEEDLE HAYSTACK
+expect_contains() {
+  [[ "$3" == *"$2"* ]] || fail "$1: expected to contain '$2', seen '$3'"
+}
+
+# expect_not_contains WHAT NEEDLE HAYSTACK
+expect_not_contains() {
+  [[ "$3" != *"$2"* ]] || fail "$1: expected not to contain '$2', seen '$3'"
+}
+
+# count_lines TEXT EXACT_LINE: how many lines of TEXT equal EXACT_LINE.
+count_lines() {
+  local n=0 line
+  while IFS= read -r line; do
+    [[ "$line" == "$2" ]] && n=$((n + 1))
+  done <<<"$1"
+  echo "$n"
+}
+
+# count_prefix TEXT PREFIX: how many lines of TEXT start with PREFIX.
+count_prefix() {
+  local n=0 line
+  while IFS= read -r line; do
+    [[ "$line" == "$2"* ]] && n=$((n + 1))
+  done <<<"$1"
+  echo "$n"
+}
+
+# json_get JSON PATH: prints the value at PATH ("a.b.0.c"; "" is the root).
+# Strings print raw, everything else as JSON. Fails the test when JSON does
+# not parse or PATH is absent.
+json_get() {
+  local value
+  value="$(python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.argv[1])
+except Exception as e:
+    print("not JSON: %s" % e, file=sys.stderr); sys.exit(3)
+for part in [p for p in sys.argv[2].split(".") if p != ""]:
+    try:
+        d = d[int(part)] if isinstance(d, list) else d[part]
+    except Exception:
+        print("no %r in the JSON" % sys.argv[2], file=sys.stderr); sys.exit(4)
+print(d if isinstance(d, str) else json.dumps(d, sort_keys=True))
+' "$1" "$2" 2>&1)" || fail "json_get '$2': ${value}; the JSON was: $1"
+  printf '%s\n' "$value"
+}
+
+# json_py JSON EXPR: prints the Python expression EXPR evaluated with d bound
+# to the parsed JSON (str printed raw, the rest as JSON).
+json_py() {
+  local value
+  value="$(python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.argv[1])
+except Exception as e:
+    print("not JSON: %s" % e, file=sys.stderr); sys.exit(3)
+try:
+    v = eval(sys.argv[2], {"d": d, "json": json})
+except Exception as e:
+    print("%s: %r" % (sys.argv[2], e), file=sys.stderr); sys.exit(4)
+print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))
+' "$1" "$2" 2>&1)" || fail "json_py '$2': ${value}; the JSON was: $1"
+  printf '%s\n' "$value"
+}
+
+# setting JSON NAME FIELD: a field ("value", "origin") of one setting of
+# `kcache info --json`.
+setting() {
+  json_py "$1" "[s['$3'] for s in d['settings'] if s['name'] == '$2'][0]"
+}
+
+cleanup() {
+  local rc=$?
+  if [[ -n "${T:-}" && -d "${T}" ]]; then
+    if [[ "${KCACHE_TEST_KEEP:-0}" == 1 ]]; then
+      echo "kept ${T}" >&2
+    else
+      chmod -R u+rwX "${T}" 2>/dev/null
+      rm -rf "${T}"
+    fi
+  fi
+  exit "$rc"
+}
+
+fresh_env() {
+  [[ -n "${KCACHE:-}" ]] || fail "KCACHE must name the kcache tool (CTest sets it)"
+  [[ -x "${KCACHE}" ]] || fail "the kcache tool ${KCACHE} is not an executable file; build kcache_tool"
+  command -v python3 >/dev/null || skip "python3 is needed for the JSON checks"
+  local var
+  for var in $(compgen -e); do
+    [[ "$var" == KCACHE_* ]] && unset "$var"
+  done
+  T="$(mktemp -d "${TMPDIR:-/tmp}/kcache-cli-${TEST_NAME}.XXXXXX")" || fail "mktemp -d failed"
+  trap cleanup EXIT
+  mkdir -p "$T/sys" "$T/home" "$T/src" "$T/out"
+  export KCACHE_CUSTOM_CACHE_DIR="$T/cache"
+  export KCACHE_SYSTEM_DB_PATH="$T/sys"
+  export HOME="$T/home"
+  export XDG_CACHE_HOME="$T/xdg"
+  cd "$T" || fail "cd $T"
+  # A source for the command backend; "cp {in} {out}" makes the binary a copy.
+  printf 'kernel void add(global int* a) { a[get_global_id(0)] += 1; }\n' >"$T/src/add.cl"
+  printf 'kernel void mul(global int* a) { a[get_global_id(0)] *= 2; }\n' >"$T/src/mul.cl"
+}
+
+# run ARGS...: runs the tool; sets RC, OUT, ERR, LAST_CMD. Never exits.
+run() {
+  LAST_CMD="kcache $*"
+  local out_file="$T/.stdout" err_file="$T/.stderr"
+  "$KCACHE" "$@" >"$out_file" 2>"$err_file"
+  RC=$?
+  OUT="$(cat "$out_file")"
+  ERR="$(cat "$err_file")"
+  rm -f "$out_file" "$err_file"
+}
+
+CP_ARGS=(--backend command --command "cp {in} {out}" --compiler-id test-cp)
+
+# compile ARGS...: compile with the command backend, --target gfx906_60 unless
+# ARGS give one, --json. Sets RC, OUT, ERR like run.
+compile() {
+  local has_target=0 a
+  for a in "$@"; do [[ "$a" == --target ]] && has_target=1; done
+  if ((has_target)); then
+    run compile "${CP_ARGS[@]}" --json "$@"
+  else
+    run compile "${CP_ARGS[@]}" --target gfx906_60 --json "$@"
+  fi
+}
+
+# compile_ok ARGS...: compile, and fail unless it exited 0 with JSON.
+compile_ok() {
+  compile "$@"
+  expect_rc 0
+  json_get "$OUT" "" >/dev/null
+}
+
+# The version folder kcache appends: the version of `kcache --version`, which
+# must equal `kcache info --json`'s.
+kcache_version() {
+  local line json v1 v2
+  line="$("$KCACHE" --version)" || fail "kcache --version failed"
+  v1="$(awk '{print $2}' <<<"$line")"
+  [[ "$line" == "kcache $v1"* && -n "$v1" ]] || fail "kcache --version: expected 'kcache <version> ...', seen '$line'"
+  json="$("$KCACHE" info --json)" || fail "kcache info --json failed"
+  v2="$(json_get "$json" version)"
+  expect_eq "version of 'kcache info --json' vs 'kcache --version'" "$v1" "$v2"
+  printf '%s\n' "$v1"
+}
+
+# Skips when this build of kcache has the cache turned off (KCACHE_BUILD_DEV
+# or an empty KCACHE_CACHE_DIR): the scenarios need a cache.
+require_enabled_build() {
+  local json enabled reason
+  json="$("$KCACHE" info --json)" || fail "kcache info --json failed"
+  enabled="$(json_get "$json" enabled)"
+  if [[ "$enabled" != true ]]; then
+    reason="$(json_get "$json" disabled_reason)"
+    skip "this kcache build has the cache disabled ($reason)"
+  fi
+}
+
+# snapshot DIR: a listing of everything under DIR (DIR included) with type,
+# mode, size, mtime and ctime, sorted; for "nothing was written" checks.
+snapshot() {
+  find "$1" -printf '%P|%y|%m|%s|%T@|%C@\n' | LC_ALL=C sort
+}
+
+# entry_files DIR: the entry files under a user dir, one a line, sorted.
+entry_files() {
+  [[ -d "$1" ]] || return 0
+  find "$1" -path '*.entries/*' -type f | LC_ALL=C sort
+}
+
+# file_count DIR: how many files are under DIR (0 when it does not exist).
+file_count() {
+  if [[ -e "$1" ]]; then find "$1" -type f | wc -l | tr -d ' '; else echo 0; fi
+}

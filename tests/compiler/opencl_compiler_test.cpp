@@ -1,0 +1,89 @@
+// Runs against the real OpenCL platform (PoCL in CI); skips when none.
+#include <gtest/gtest.h>
+
+#include "build_config.h"
+#include "compiler/registry.h"
+
+namespace kcache {
+namespace {
+
+class OpenClCompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#if !KCACHE_WITH_OPENCL
+    GTEST_SKIP() << "built without the OpenCL backend";
+#endif
+    CompilerConfig config;
+    config.backend = "opencl";
+    auto made = make_compiler(config);
+    if (!made) GTEST_SKIP() << "no OpenCL platform: " << made.status().message();
+    compiler = std::move(*made);
+  }
+  std::unique_ptr<Compiler> compiler;
+};
+
+constexpr const char* kSource = R"(
+#include "scale.h"
+kernel void scale(global float* x) { x[get_global_id(0)] *= SCALE; }
+)";
+
+TEST_F(OpenClCompilerTest, IdentityAndTargetComeFromTheDevice) {
+  const CompilerIdentity& id = compiler->identity();
+  EXPECT_EQ(id.backend, "opencl");
+  EXPECT_FALSE(id.id.empty());
+  EXPECT_NE(id.version.find("driver"), std::string::npos);
+  auto target = compiler->resolve_target({});
+  ASSERT_TRUE(target.is_ok());
+  EXPECT_FALSE(target->arch.empty());
+  EXPECT_GT(target->units, 0);
+  EXPECT_TRUE(compiler->resolve_target(*target).is_ok());
+  EXPECT_EQ(compiler->resolve_target(Target{"sm_90", "", 0}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_F(OpenClCompilerTest, CompilesWithInMemoryHeadersAndRunsWarmup) {
+  KernelRequest request;
+  request.source = kSource;
+  request.kernel_names = {"scale"};
+  request.headers = {{"scale.h", "#define SCALE 2.0f\n"}};
+  bool warmed = false;
+  request.warmup = [&](const BuiltProgram& program) {
+    warmed = program.program != nullptr && program.context != nullptr;
+    return Status::ok();
+  };
+  auto out = compiler->compile(request, *compiler->resolve_target({}));
+  ASSERT_TRUE(out.is_ok()) << out.status().message() << "\n" << out.status().details();
+  EXPECT_TRUE(warmed);
+  EXPECT_GT(out->binary.size(), 100u);
+}
+
+TEST_F(OpenClCompilerTest, BuildErrorCarriesTheLog) {
+  KernelRequest request;
+  request.source = "kernel void broken(global float* x) { x[0] = undefined_name; }";
+  auto out = compiler->compile(request, *compiler->resolve_target({}));
+  ASSERT_FALSE(out.is_ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kCompileError);
+  EXPECT_NE(out.status().details().find("undefined_name"), std::string::npos)
+      << out.status().details();
+}
+
+TEST_F(OpenClCompilerTest, MissingKernelNameIsACompileError) {
+  KernelRequest request;
+  request.source = "kernel void present(global float* x) { x[0] = 1; }";
+  request.kernel_names = {"absent"};
+  auto out = compiler->compile(request, *compiler->resolve_target({}));
+  EXPECT_EQ(out.status().code(), StatusCode::kCompileError);
+  EXPECT_NE(out.status().message().find("absent"), std::string::npos);
+}
+
+TEST_F(OpenClCompilerTest, FailingWarmupFailsTheCompile) {
+  KernelRequest request;
+  request.source = "kernel void k(global float* x) { x[0] = 1; }";
+  request.warmup = [](const BuiltProgram&) { return Status::io_error("device lost"); };
+  auto out = compiler->compile(request, *compiler->resolve_target({}));
+  ASSERT_FALSE(out.is_ok());
+  EXPECT_NE(out.status().message().find("device lost"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcache

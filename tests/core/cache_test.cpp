@@ -1,0 +1,333 @@
+// The facade: tier order, single flight, disable, failures that must not
+// fail a request, corruption recovery.
+#include <kcache/cache.h>
+#include <kcache/version.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "core/cache_internal.h"
+#include "fakes/fake_compiler.h"
+#include "fakes/fault_env.h"
+#include "fakes/temp_folder.h"
+
+namespace kcache {
+namespace {
+
+using testing::FakeCompiler;
+using testing::FaultEnv;
+using testing::TempFolder;
+
+class CacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env.home = dir / "home";
+    env.vars["KCACHE_CUSTOM_CACHE_DIR"] = dir / "cache";
+    env.vars["KCACHE_SYSTEM_DB_PATH"] = dir / "system";
+  }
+
+  std::unique_ptr<Cache> open(CacheOptions options = {}) {
+    options.log_sink = [this](LogLevel, std::string_view line) {
+      std::lock_guard lock(log_mutex);
+      log.emplace_back(line);
+    };
+    auto cache = open_cache_with_env(options, env);
+    EXPECT_TRUE(cache.is_ok());
+    return std::move(*cache);
+  }
+
+  KernelRequest request(const std::string& source = "kernel void k() {}") {
+    KernelRequest r;
+    r.source = source;
+    r.kernel_names = {"k"};
+    r.target = *Target::parse("gfx906_60");
+    return r;
+  }
+
+  int log_lines_containing(const std::string& text) {
+    std::lock_guard lock(log_mutex);
+    int n = 0;
+    for (const auto& line : log) n += line.find(text) != std::string::npos ? 1 : 0;
+    return n;
+  }
+
+  TempFolder dir;
+  FaultEnv env;
+  FakeCompiler compiler;
+  std::mutex log_mutex;
+  std::vector<std::string> log;
+};
+
+std::string bytes_of(const CachedKernel& kernel) {
+  return {kernel.binary().begin(), kernel.binary().end()};
+}
+
+TEST_F(CacheTest, MissThenMemoryThenUserHit) {
+  auto cache = open();
+  auto first = cache->get_or_compile(request(), compiler);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_EQ(first->tier, TierKind::kCompiled);
+  EXPECT_EQ(first->db, "gfx906_60");
+  EXPECT_EQ(first->compile_log, "fake log");
+  EXPECT_EQ(first->metadata("format"), "fake");
+
+  auto second = cache->get_or_compile(request(), compiler);
+  EXPECT_EQ(second->tier, TierKind::kMemory);
+  EXPECT_EQ(bytes_of(*second), bytes_of(*first));
+
+  auto fresh = open();  // a new process: memory is empty
+  auto third = fresh->get_or_compile(request(), compiler);
+  EXPECT_EQ(third->tier, TierKind::kUser);
+  EXPECT_EQ(third->key, first->key);
+  EXPECT_EQ(bytes_of(*third), bytes_of(*first));
+  EXPECT_EQ(third->metadata("format"), "fake");
+  EXPECT_EQ(compiler.compiles, 1);
+  EXPECT_EQ(fresh->stats().user_hits, 1u);
+  EXPECT_TRUE(std::filesystem::exists(dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.ukdb"));
+}
+
+TEST_F(CacheTest, DifferentRequestsDifferentEntries) {
+  auto cache = open();
+  auto a = cache->get_or_compile(request("a"), compiler);
+  auto b = cache->get_or_compile(request("b"), compiler);
+  EXPECT_NE(a->key, b->key);
+  EXPECT_NE(bytes_of(*a), bytes_of(*b));
+  EXPECT_EQ(compiler.compiles, 2);
+}
+
+TEST_F(CacheTest, SystemTierIsLookedUpBeforeUser) {
+  {
+    auto cache = open();
+    ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
+    std::filesystem::create_directories(dir / "system");
+    auto written = cache->export_db("gfx906_60", dir / "system/gfx906_60.kdb");
+    ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+    EXPECT_EQ(*written, 1u);
+  }
+  auto cache = open();
+  auto hit = cache->get_or_compile(request(), compiler);
+  EXPECT_EQ(hit->tier, TierKind::kSystem);
+  EXPECT_EQ(compiler.compiles, 1);
+  // An arch-wide package serves any unit count.
+  std::filesystem::rename(dir / "system/gfx906_60.kdb", dir / "system/gfx906.kdb");
+  auto other_units = request();
+  other_units.target.units = 64;
+  auto arch_hit = open()->get_or_compile(other_units, compiler);
+  EXPECT_EQ(arch_hit->tier, TierKind::kSystem);
+  EXPECT_EQ(arch_hit->db, "gfx906_64");
+}
+
+TEST_F(CacheTest, DisabledCacheCompilesEveryTimeAndTouchesNoDisk) {
+  env.vars["KCACHE_DISABLE_CACHE"] = "Yes";
+  auto cache = open();
+  for (int i = 0; i < 3; ++i) {
+    auto kernel = cache->get_or_compile(request(), compiler);
+    ASSERT_TRUE(kernel.is_ok());
+    EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+  }
+  EXPECT_EQ(compiler.compiles, 3);
+  EXPECT_EQ(env.writes, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir / "cache"));
+  EXPECT_TRUE(log.empty()) << log[0];  // no missing-package warning either
+  EXPECT_EQ(cache->list().status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(CacheTest, CompileErrorIsReturnedWithItsLogAndNotCached) {
+  auto cache = open();
+  auto failed = cache->get_or_compile(request("#error nope"), compiler);
+  ASSERT_FALSE(failed.is_ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kCompileError);
+  EXPECT_NE(failed.status().details().find("#error found"), std::string::npos);
+  EXPECT_EQ(cache->stats().compile_failures, 1u);
+  EXPECT_TRUE(cache->list()->empty());
+  EXPECT_FALSE(cache->get_or_compile(request("#error nope"), compiler).is_ok());
+  EXPECT_EQ(compiler.compiles, 2);  // not remembered (negative caching comes later)
+}
+
+TEST_F(CacheTest, UnsupportedTargetIsInvalidArgument) {
+  auto cache = open();
+  auto r = request();
+  r.target = Target{"unsupported", "", 0};
+  EXPECT_EQ(cache->get_or_compile(r, compiler).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(compiler.compiles, 0);
+}
+
+TEST_F(CacheTest, UnwritableCacheWarnsOnceAndStillCompiles) {
+  env.fail_mkdir = Status::io_error("cannot create directory: Permission denied");
+  auto cache = open();
+  for (int i = 0; i < 3; ++i) {
+    auto kernel = cache->get_or_compile(request(std::to_string(i)), compiler);
+    ASSERT_TRUE(kernel.is_ok());
+    EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+  }
+  EXPECT_EQ(log_lines_containing("kcache: Warning [UserDb] Cannot write to the user cache"), 1);
+  EXPECT_EQ(cache->stats().store_failures, 3u);
+}
+
+TEST_F(CacheTest, FullDiskWarnsOnceAndStillCompiles) {
+  env.fail_writes = Status::io_error("cannot write: No space left on device");
+  auto cache = open();
+  auto kernel = cache->get_or_compile(request(), compiler);
+  ASSERT_TRUE(kernel.is_ok());
+  EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+  EXPECT_EQ(log_lines_containing("No space left on device"), 1);
+  // Nothing half-written is left for the next process to trip over.
+  env.fail_writes.reset();
+  auto later = open()->get_or_compile(request(), compiler);
+  EXPECT_EQ(later->tier, TierKind::kCompiled);
+}
+
+TEST_F(CacheTest, UnreadableCacheIsSkippedWithAWarning) {
+  {
+    auto cache = open();
+    ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
+  }
+  env.fail_reads = Status::io_error("read: Input/output error");
+  auto kernel = open()->get_or_compile(request(), compiler);
+  ASSERT_TRUE(kernel.is_ok());
+  EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+  EXPECT_GE(log_lines_containing("Input/output error"), 1);
+}
+
+TEST_F(CacheTest, NoHomeStillCompiles) {
+  env.vars.erase("KCACHE_CUSTOM_CACHE_DIR");
+  env.home.reset();
+  auto cache = open();
+  auto kernel = cache->get_or_compile(request(), compiler);
+  ASSERT_TRUE(kernel.is_ok());
+  EXPECT_EQ(log_lines_containing("HOME is not set"), 1);
+  EXPECT_EQ(cache->list().status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(CacheTest, CorruptUserEntryIsRecompiledCountedAndQuarantined) {
+  CacheKey key;
+  {
+    auto cache = open();
+    key = cache->get_or_compile(request(), compiler)->key;
+  }
+  const std::string path = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.entries/" +
+                           key.hex().substr(0, 2) + "/" + key.hex();
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(90);
+    file.put('\x00');
+  }
+  auto cache = open();
+  auto kernel = cache->get_or_compile(request(), compiler);
+  ASSERT_TRUE(kernel.is_ok());
+  EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+  EXPECT_EQ(cache->stats().corrupt_entries, 1u);
+  EXPECT_EQ(compiler.compiles, 2);
+  EXPECT_EQ(log_lines_containing("kcache: Warning [Integrity]"), 1);
+  EXPECT_TRUE(std::filesystem::exists(dir / "cache/" KCACHE_VERSION_STRING "/quarantine"));
+  EXPECT_EQ(open()->get_or_compile(request(), compiler)->tier, TierKind::kUser);
+}
+
+// An entry whose bytes are valid but whose key material is not the
+// request's (a forged or misplaced file) is never served.
+TEST_F(CacheTest, EntryWithOtherKeyMaterialIsNotServed) {
+  CacheKey key_a;
+  CacheKey key_b;
+  {
+    auto cache = open();
+    key_a = cache->get_or_compile(request("a"), compiler)->key;
+    key_b = cache->get_or_compile(request("b"), compiler)->key;
+  }
+  const std::string base = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.entries/";
+  // Put b's entry where a's belongs, fixing nothing else: the header's key
+  // then disagrees with the file name.
+  std::filesystem::copy_file(base + key_b.hex().substr(0, 2) + "/" + key_b.hex(),
+                             base + key_a.hex().substr(0, 2) + "/" + key_a.hex(),
+                             std::filesystem::copy_options::overwrite_existing);
+  auto cache = open();
+  auto kernel = cache->get_or_compile(request("a"), compiler);
+  EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+  EXPECT_NE(bytes_of(*kernel).find("|a]"), std::string::npos);
+  EXPECT_EQ(cache->stats().corrupt_entries, 1u);
+}
+
+TEST_F(CacheTest, ManyThreadsOneKeyCompileOnce) {
+  compiler.delay = std::chrono::milliseconds(50);
+  auto cache = open();
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      auto kernel = cache->get_or_compile(request(), compiler);
+      if (kernel.is_ok() && bytes_of(*kernel).find("kernel void k") != std::string::npos) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 8);
+  EXPECT_EQ(compiler.compiles, 1);
+}
+
+TEST_F(CacheTest, DifferentKeysCompileInParallel) {
+  compiler.delay = std::chrono::milliseconds(200);
+  auto cache = open();
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] { (void)cache->get_or_compile(request(std::to_string(i)), compiler); });
+  }
+  for (auto& t : threads) t.join();
+  // Serialized would be >= 800 ms; allow a loaded machine plenty of slack.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(700));
+  EXPECT_EQ(compiler.compiles, 4);
+}
+
+TEST_F(CacheTest, CompilerExceptionsDoNotEscape) {
+  auto cache = open();
+  auto r = request();
+  r.warmup = [](const BuiltProgram&) -> Status { throw std::runtime_error("boom"); };
+  class ThrowingCompiler : public Compiler {
+   public:
+    const CompilerIdentity& identity() const override { return id; }
+    Result<Target> resolve_target(const Target& t) const override { return t; }
+    Result<CompileOutput> compile(const KernelRequest&, const Target&) override {
+      throw std::runtime_error("compiler bug");
+    }
+    CompilerIdentity id{"throw", "t", "1"};
+  } throwing;
+  auto result = cache->get_or_compile(r, throwing);
+  EXPECT_EQ(result.status().code(), StatusCode::kInternal);
+  EXPECT_NE(result.status().message().find("compiler bug"), std::string::npos);
+}
+
+TEST_F(CacheTest, KeyForMatchesWhatIsStored) {
+  auto cache = open();
+  auto keyed = cache->key_for(request(), compiler);
+  ASSERT_TRUE(keyed.is_ok());
+  auto kernel = cache->get_or_compile(request(), compiler);
+  EXPECT_EQ(keyed->first, kernel->key);
+  EXPECT_EQ(keyed->second.digest(), kernel->key);
+}
+
+TEST_F(CacheTest, ZstdEntriesRoundTrip) {
+  env.vars["KCACHE_COMPRESSION"] = "zstd";
+  compiler.binary_size = 100000;
+  {
+    auto cache = open();
+    ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
+    auto listed = cache->list();
+    ASSERT_EQ(listed->size(), 1u);
+    EXPECT_LT((*listed)[0].stored_bytes, (*listed)[0].bytes);
+  }
+  auto kernel = open()->get_or_compile(request(), compiler);
+  EXPECT_EQ(kernel->tier, TierKind::kUser);
+  EXPECT_EQ(kernel->binary().size(), 100000u);
+}
+
+TEST_F(CacheTest, ClearEmptiesUserAndMemory) {
+  auto cache = open();
+  ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
+  EXPECT_EQ(*cache->clear(), 1u);
+  EXPECT_EQ(cache->get_or_compile(request(), compiler)->tier, TierKind::kCompiled);
+}
+
+}  // namespace
+}  // namespace kcache

@@ -1,0 +1,147 @@
+#include "core/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "build_config.h"
+#include "fakes/fault_env.h"
+
+namespace kcache {
+namespace {
+
+using testing::FaultEnv;
+
+TEST(ConfigParseTest, Bool) {
+  for (const char* yes : {"1", "true", "TRUE", "Yes", "on", " On "}) {
+    EXPECT_EQ(parse_bool(yes), true) << yes;
+  }
+  for (const char* no : {"0", "false", "No", "OFF", ""}) EXPECT_EQ(parse_bool(no), false) << no;
+  EXPECT_FALSE(parse_bool("maybe").has_value());
+  EXPECT_FALSE(parse_bool("2").has_value());
+}
+
+TEST(ConfigParseTest, Size) {
+  EXPECT_EQ(parse_size("1048576"), 1048576u);
+  EXPECT_EQ(parse_size("64K"), 65536u);
+  EXPECT_EQ(parse_size("64M"), 64u << 20);
+  EXPECT_EQ(parse_size("2GiB"), 2ull << 30);
+  EXPECT_EQ(parse_size("1.5k"), 1536u);
+  EXPECT_EQ(parse_size("0"), 0u);
+  EXPECT_FALSE(parse_size("").has_value());
+  EXPECT_FALSE(parse_size("-1").has_value());
+  EXPECT_FALSE(parse_size("12Q").has_value());
+  EXPECT_FALSE(parse_size("1e400").has_value());
+}
+
+TEST(ConfigParseTest, LogLevel) {
+  EXPECT_EQ(parse_log_level("ERROR"), LogLevel::kError);
+  EXPECT_EQ(parse_log_level("quiet"), LogLevel::kQuiet);
+  EXPECT_EQ(parse_log_level("debug"), LogLevel::kDebug);
+  EXPECT_FALSE(parse_log_level("verbose").has_value());
+}
+
+class ResolveConfigTest : public ::testing::Test {
+ protected:
+  FaultEnv env;
+  void SetUp() override { env.home = "/home/alice"; }
+  ResolvedConfig resolve(const CacheOptions& options = {}) { return resolve_config(options, env); }
+};
+
+TEST_F(ResolveConfigTest, DefaultsUseHomeAndVersionFolder) {
+  ResolvedConfig config = resolve();
+  ASSERT_TRUE(config.enabled);
+  EXPECT_EQ(config.user_dir, "/home/alice/.cache/kcache/" + std::string(version_folder()));
+  EXPECT_EQ(config.find("cache_dir")->origin, "build");
+  EXPECT_EQ(config.find("log_level")->value, "warning");
+  EXPECT_EQ(config.find("log_level")->origin, "default");
+  EXPECT_EQ(config.memory_cache_size, 64u << 20);
+  EXPECT_TRUE(config.warnings.empty());
+}
+
+TEST_F(ResolveConfigTest, XdgCacheHomeIsHonoured) {
+  env.vars["XDG_CACHE_HOME"] = "/xdg";
+  EXPECT_EQ(resolve().user_dir, "/xdg/kcache/" + std::string(version_folder()));
+  env.vars["XDG_CACHE_HOME"] = "relative";  // the XDG spec says ignore it
+  EXPECT_EQ(resolve().user_dir, "/home/alice/.cache/kcache/" + std::string(version_folder()));
+}
+
+TEST_F(ResolveConfigTest, CustomDirGetsTheVersionFolderToo) {
+  env.vars["KCACHE_CUSTOM_CACHE_DIR"] = "/scratch/kc/";
+  ResolvedConfig config = resolve();
+  EXPECT_EQ(config.user_dir, "/scratch/kc/" + std::string(version_folder()));
+  EXPECT_EQ(config.find("cache_dir")->origin, "env KCACHE_CUSTOM_CACHE_DIR");
+  env.vars["KCACHE_CUSTOM_CACHE_DIR"] = "~/kc";
+  EXPECT_EQ(resolve().user_dir, "/home/alice/kc/" + std::string(version_folder()));
+}
+
+TEST_F(ResolveConfigTest, OptionBeatsEnvironment) {
+  env.vars["KCACHE_CUSTOM_CACHE_DIR"] = "/from-env";
+  env.vars["KCACHE_LOG_LEVEL"] = "debug";
+  CacheOptions options;
+  options.cache_dir = "/from-option";
+  ResolvedConfig config = resolve(options);
+  EXPECT_EQ(config.user_dir, "/from-option/" + std::string(version_folder()));
+  EXPECT_EQ(config.find("cache_dir")->origin, "option");
+  EXPECT_EQ(config.log_level, LogLevel::kDebug);
+  options.read_environment = false;
+  EXPECT_EQ(resolve(options).log_level, LogLevel::kWarning);
+}
+
+TEST_F(ResolveConfigTest, DisableSwitch) {
+  for (const char* value : {"1", "true", "YES", "On"}) {
+    env.vars["KCACHE_DISABLE_CACHE"] = value;
+    ResolvedConfig config = resolve();
+    EXPECT_FALSE(config.enabled) << value;
+    EXPECT_EQ(config.disabled_reason, std::string("KCACHE_DISABLE_CACHE=") + value);
+    EXPECT_TRUE(config.user_dir.empty());
+  }
+  env.vars["KCACHE_DISABLE_CACHE"] = "off";
+  EXPECT_TRUE(resolve().enabled);
+  CacheOptions options;
+  options.disable_cache = true;
+  EXPECT_FALSE(resolve(options).enabled);
+}
+
+TEST_F(ResolveConfigTest, MalformedValuesFallBackWithAWarning) {
+  env.vars["KCACHE_LOG_LEVEL"] = "verbose";
+  env.vars["KCACHE_MEMORY_CACHE_SIZE"] = "lots";
+  env.vars["KCACHE_DISABLE_CACHE"] = "maybe";
+  ResolvedConfig config = resolve();
+  EXPECT_EQ(config.log_level, LogLevel::kWarning);
+  EXPECT_EQ(config.memory_cache_size, 64u << 20);
+  EXPECT_TRUE(config.enabled);
+  ASSERT_EQ(config.warnings.size(), 3u);
+  EXPECT_NE(config.warnings[0].find("KCACHE_DISABLE_CACHE='maybe'"), std::string::npos)
+      << config.warnings[0];
+}
+
+TEST_F(ResolveConfigTest, NoHomeMeansNoUserDirButStillEnabled) {
+  env.home.reset();
+  ResolvedConfig config = resolve();
+  EXPECT_TRUE(config.enabled);
+  EXPECT_TRUE(config.user_dir.empty());
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_NE(config.warnings[0].find("HOME is not set"), std::string::npos);
+  env.vars["KCACHE_CUSTOM_CACHE_DIR"] = "/explicit";
+  EXPECT_EQ(resolve().user_dir, "/explicit/" + std::string(version_folder()));
+}
+
+// Every environment variable of the settings table is documented in the
+// README's configuration table.
+TEST(ConfigDocsTest, ReadmeListsEverySetting) {
+  std::ifstream readme(std::string(KCACHE_TEST_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(readme.good()) << "README.md not found";
+  std::stringstream text;
+  text << readme.rdbuf();
+  FaultEnv env;
+  env.home = "/h";
+  for (const auto& setting : resolve_config({}, env).settings) {
+    EXPECT_NE(text.str().find("`" + setting.env_var + "`"), std::string::npos)
+        << setting.env_var << " is missing from README.md";
+  }
+}
+
+}  // namespace
+}  // namespace kcache

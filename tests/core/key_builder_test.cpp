@@ -1,0 +1,135 @@
+// Golden tests pin the key: any change to what goes into it, or to its
+// encoding, fails here. If the change is intended, bump kKeySchemaVersion
+// and update the goldens in the same commit.
+#include "core/key_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "env/env.h"
+#include "fakes/temp_folder.h"
+
+namespace kcache {
+namespace {
+
+using testing::TempFolder;
+using testing::write_file;
+
+KernelRequest golden_request() {
+  KernelRequest request;
+  request.source = "#include \"common.h\"\nkernel void k(global float* x) { x[0] = X; }\n";
+  request.kernel_names = {"k"};
+  request.options = "-DB=2 -cl-fast-relaxed-math -D A=1";
+  request.headers = {{"common.h", "#define X 1\n"}};
+  return request;
+}
+
+const CompilerIdentity kIdentity{"opencl", "PoCL | cpu", "OpenCL 3.0 PoCL 3.1"};
+const Target kTarget{"gfx906", "sramecc+:xnack-", 60};
+
+TEST(KeyBuilderTest, GoldenMaterialAndDigest) {
+  auto material = build_key_material(golden_request(), kIdentity, kTarget, Env::posix());
+  ASSERT_TRUE(material.is_ok()) << material.status().to_string();
+  EXPECT_EQ(material->serialize(),
+            "kcache.key 1\n"
+            "entry.format 1\n"
+            "backend opencl\n"
+            "compiler.id PoCL | cpu\n"
+            "compiler.version OpenCL 3.0 PoCL 3.1\n"
+            "target.arch gfx906\n"
+            "target.features sramecc+:xnack-\n"
+            "option -cl-fast-relaxed-math\n"
+            "option -DA=1\n"
+            "option -DB=2\n"
+            "kernel k\n"
+            "source sha256:0c8c461d581e7dcf6e15658be88bad30c54d54b23744035599f42c1a2b46c775\n"
+            "header common.h sha256:4767235cb67f169cad00d920f225a05dcf4a11b3a71b215277b2ecc879ce82f0\n");
+  EXPECT_EQ(material->digest().hex(),
+            "e39f6c7234d10d9b8b8a1e358f919108db43e7b96445d95cb360e655b6989499");
+}
+
+// Each input that can change the binary changes the key.
+TEST(KeyBuilderTest, EveryComponentChangesTheKey) {
+  const CacheKey base = build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();
+  auto key_with = [&](auto change) {
+    KernelRequest request = golden_request();
+    CompilerIdentity identity = kIdentity;
+    Target target = kTarget;
+    change(request, identity, target);
+    auto material = build_key_material(request, identity, target, Env::posix());
+    EXPECT_TRUE(material.is_ok());
+    return material->digest();
+  };
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.source += " "; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.options += " -DC=3"; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.headers[0].content = "#define X 2\n"; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.kernel_names = {"k2"}; }));
+  EXPECT_NE(base, key_with([](auto&, auto& i, auto&) { i.version = "OpenCL 3.0 PoCL 3.2"; }));
+  EXPECT_NE(base, key_with([](auto&, auto& i, auto&) { i.id = "PoCL | gpu"; }));
+  EXPECT_NE(base, key_with([](auto&, auto& i, auto&) { i.backend = "command"; }));
+  EXPECT_NE(base, key_with([](auto&, auto&, auto& t) { t.arch = "gfx908"; }));
+  EXPECT_NE(base, key_with([](auto&, auto&, auto& t) { t.features = "sramecc+:xnack+"; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.include_dirs = {"/nowhere"}; }));
+}
+
+// What must not change the key: option spelling, macro order, unit count
+// (it selects the database, see docs/design.md §1), an unused header.
+TEST(KeyBuilderTest, EquivalentRequestsShareTheKey) {
+  const CacheKey base = build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();
+  KernelRequest reordered = golden_request();
+  reordered.options = "-D A=1 -cl-fast-relaxed-math   -DB=2";
+  EXPECT_EQ(base, build_key_material(reordered, kIdentity, kTarget, Env::posix())->digest());
+  Target other_units = kTarget;
+  other_units.units = 64;
+  EXPECT_EQ(base, build_key_material(golden_request(), kIdentity, other_units, Env::posix())->digest());
+  KernelRequest extra_header = golden_request();
+  extra_header.headers.push_back({"unused.h", "int unused;"});
+  EXPECT_EQ(base, build_key_material(extra_header, kIdentity, kTarget, Env::posix())->digest());
+}
+
+TEST(KeyBuilderTest, HeaderOnDiskChangesTheKey) {
+  TempFolder dir;
+  write_file(dir / "inc/a.h", "#include \"sub/b.h\"\n");
+  write_file(dir / "inc/sub/b.h", "#define B 1\n");
+  KernelRequest request;
+  request.source = "#include <a.h>\nkernel void k() {}\n";
+  request.options = "-I" + (dir / "inc");
+  auto key = [&] { return build_key_material(request, kIdentity, kTarget, Env::posix())->digest(); };
+  const CacheKey before = key();
+  EXPECT_EQ(before, key());
+  write_file(dir / "inc/sub/b.h", "#define B 2\n");  // a nested header, reached only through a.h
+  const CacheKey after = key();
+  EXPECT_NE(before, after);
+  // The same header given through include_dirs instead of -I is found too.
+  KernelRequest via_dirs = request;
+  via_dirs.options.clear();
+  via_dirs.include_dirs = {dir / "inc"};
+  auto material = build_key_material(via_dirs, kIdentity, kTarget, Env::posix());
+  ASSERT_TRUE(material.is_ok());
+  EXPECT_NE(material->serialize().find("header sub/b.h sha256:"), std::string::npos);
+}
+
+TEST(KeyBuilderTest, UnreadableIncludeHashesWholeDirs) {
+  TempFolder dir;
+  write_file(dir / "inc/x.h", "one");
+  KernelRequest request;
+  request.source = "#define H \"x.h\"\n#include H\nkernel void k() {}\n";
+  request.include_dirs = {dir / "inc"};
+  auto first = build_key_material(request, kIdentity, kTarget, Env::posix());
+  ASSERT_TRUE(first.is_ok());
+  EXPECT_NE(first->serialize().find("headers.scan whole-dirs"), std::string::npos);
+  write_file(dir / "inc/x.h", "two");
+  EXPECT_NE(first->digest(), build_key_material(request, kIdentity, kTarget, Env::posix())->digest());
+}
+
+TEST(KeyBuilderTest, RejectsBadInput) {
+  KernelRequest empty;
+  EXPECT_EQ(build_key_material(empty, kIdentity, kTarget, Env::posix()).status().code(),
+            StatusCode::kInvalidArgument);
+  KernelRequest bad_options = golden_request();
+  bad_options.options = "-DA='unterminated";
+  EXPECT_EQ(build_key_material(bad_options, kIdentity, kTarget, Env::posix()).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kcache
