@@ -11,6 +11,7 @@
 #include "compiler/command/process.h"
 #include "compiler/registry.h"
 #include "core/options_normalizer.h"
+#include "env/temp_dir.h"
 #include "format/hash.h"
 
 namespace kcache {

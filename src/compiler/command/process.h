@@ -19,19 +19,4 @@ struct ProcessResult {
 Result<ProcessResult> run_process(const std::vector<std::string>& argv,
                                   const std::string& output_path);
 
-// A fresh private folder (0700) under $TMPDIR or /tmp, removed on destruction.
-class TempDir {
- public:
-  static Result<TempDir> create(const std::string& prefix);
-  TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  TempDir& operator=(TempDir&&) = delete;
-  TempDir(const TempDir&) = delete;
-  ~TempDir();
-  [[nodiscard]] const std::string& path() const { return path_; }
-
- private:
-  explicit TempDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
-
 }  // namespace kcache

@@ -15,7 +15,7 @@
 #include <fstream>
 #include <mutex>
 
-#include "compiler/command/process.h"
+#include "env/temp_dir.h"
 #include "compiler/dynamic_library.h"
 #include "compiler/registry.h"
 

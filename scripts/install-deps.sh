@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what kcache needs to build, test and run its demo on Debian 12.
+# Runs apt-get through sudo when not root. Safe to run again.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build g++ pkg-config ccache clang-format
+  # library dependencies
+  libsqlite3-dev libzstd-dev libxxhash-dev libssl-dev libfmt-dev
+  # tool, tests, benchmarks
+  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 sqlite3
+  # OpenCL: headers for the build, the ICD loader and PoCL (a CPU platform) to run
+  opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
+)
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "kcache: dependencies installed"
