@@ -31,19 +31,19 @@ namespace kcache {
 // that two compilers with equal (id, version) produce the same binary for
 // the same input. Both are part of the key.
 struct KCACHE_EXPORT CompilerIdentity {
-  std::string backend;  // "opencl", "command", ...
-  std::string id;       // e.g. "Portable Computing Language|pthread-skylake-avx512"
-  std::string version;  // e.g. "OpenCL 3.0 PoCL 3.1|driver 3.1+debian"
+  std::string backend{};  // "opencl", "command", ...
+  std::string id{};       // e.g. "Portable Computing Language|pthread-skylake-avx512"
+  std::string version{};  // e.g. "OpenCL 3.0 PoCL 3.1|driver 3.1+debian"
 };
 
 // What a compile produced.
 struct KCACHE_EXPORT CompileOutput {
-  std::vector<std::uint8_t> binary;
+  std::vector<std::uint8_t> binary{};
   // Facts to store with the binary, e.g. {"format", "poclbin"} or a lowered
   // kernel name. Returned with every later hit.
-  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<std::pair<std::string, std::string>> metadata{};
   // The compiler's messages (warnings), possibly empty.
-  std::string log;
+  std::string log{};
 };
 
 // Thread-safe: `compile` may run on several threads at once, for different
@@ -68,17 +68,17 @@ class KCACHE_EXPORT Compiler {
 
 // How to build a compiler by backend name (the CLI and the C API use this).
 struct KCACHE_EXPORT CompilerConfig {
-  std::string backend;  // "opencl" or "command"
+  std::string backend{};  // "opencl" or "command"
 
   // command: the command line, e.g. "clang -c -x cl {in} -o {out}". {in} is
   // replaced by a file holding the source, {out} by the file to read back.
-  std::string command;
+  std::string command{};
   // command: a fixed identity; when empty, `<program> --version` is run once
   // and its output hashed.
-  std::string compiler_id;
+  std::string compiler_id{};
   // command: the file name {in} gets (compilers pick the language from its
   // extension); "kernel.src" when empty. Part of the identity.
-  std::string command_input_name;
+  std::string command_input_name{};
 
   // opencl: which platform and device (indices as the ICD loader lists
   // them; -1 picks the first that has a device).

@@ -31,8 +31,8 @@ namespace kcache {
 //   units     compute units (CUs, SMs); 0 when unknown. It selects the
 //             database file, not the binary (see docs/design.md §1).
 struct KCACHE_EXPORT Target {
-  std::string arch;
-  std::string features;
+  std::string arch{};
+  std::string features{};
   int units = 0;
 
   // "<arch>_<units>" when units are known, else "<arch>". Units are always
@@ -55,8 +55,8 @@ struct KCACHE_EXPORT Target {
 
 // A header given in memory: `#include "name"` resolves to `content`.
 struct KCACHE_EXPORT Header {
-  std::string name;
-  std::string content;
+  std::string name{};
+  std::string content{};
 };
 
 // Handles of a freshly built program, given to `KernelRequest::warmup`.
@@ -72,27 +72,27 @@ struct KCACHE_EXPORT BuiltProgram {
 // What to compile.
 struct KCACHE_EXPORT KernelRequest {
   // The program text.
-  std::string source;
+  std::string source{};
   // Entry points. For OpenCL they must exist in the program; for NVRTC they
   // are name expressions. Part of the key.
-  std::vector<std::string> kernel_names;
+  std::vector<std::string> kernel_names{};
   // Compiler options, one string, split with shell quoting rules.
-  std::string options;
+  std::string options{};
   // Headers given in memory, looked up before the include directories.
-  std::vector<Header> headers;
+  std::vector<Header> headers{};
   // Directories searched for headers on disk; `-I` options are searched too.
   // Every header found there that the source can include is hashed into the
   // key, so editing one never serves a stale binary.
-  std::vector<std::string> include_dirs;
+  std::vector<std::string> include_dirs{};
   // The device to compile for. Backends that see the device (OpenCL) fill in
   // what is left empty; for the others it must name an arch.
-  Target target;
+  Target target{};
   // Optional, not part of the key. Called by backends that build a live
   // program (OpenCL) after the build and before its binary is read, so the
   // caller can run the kernels once: PoCL then stores compiled work-group
   // code in the binary, and a later load is ready to launch at once. A
   // non-ok status fails the compile.
-  std::function<Status(const BuiltProgram&)> warmup;
+  std::function<Status(const BuiltProgram&)> warmup{};
 };
 
 // The 32-byte SHA-256 of serialized key material. Totally ordered; hashable.
@@ -118,8 +118,8 @@ class KCACHE_EXPORT CacheKey {
 
 // One named input of the key, e.g. {"target.arch", "gfx906"}.
 struct KCACHE_EXPORT KeyField {
-  std::string name;
-  std::string value;
+  std::string name{};
+  std::string value{};
   friend bool operator==(const KeyField&, const KeyField&) = default;
 };
 
@@ -142,7 +142,7 @@ class KCACHE_EXPORT KeyMaterial {
   friend bool operator==(const KeyMaterial&, const KeyMaterial&) = default;
 
  private:
-  std::vector<KeyField> fields_;
+  std::vector<KeyField> fields_{};
 };
 
 }  // namespace kcache

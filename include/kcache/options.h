@@ -37,51 +37,51 @@ using LogSink = std::function<void(LogLevel level, std::string_view line)>;
 struct KCACHE_EXPORT CacheOptions {
   // Replaces the user cache dir (KCACHE_CUSTOM_CACHE_DIR); the version folder
   // is still appended. A leading "~/" is the home directory.
-  std::optional<std::string> cache_dir;
+  std::optional<std::string> cache_dir{};
   // Replaces the folder of installed .kdb files (KCACHE_SYSTEM_DB_PATH).
-  std::optional<std::string> system_db_path;
+  std::optional<std::string> system_db_path{};
   // Turns all disk reads and writes off (KCACHE_DISABLE_CACHE).
-  std::optional<bool> disable_cache;
+  std::optional<bool> disable_cache{};
   // KCACHE_LOG_LEVEL.
-  std::optional<LogLevel> log_level;
+  std::optional<LogLevel> log_level{};
   // Bytes held in this process's memory tier (KCACHE_MEMORY_CACHE_SIZE); 0
   // turns the memory tier off.
-  std::optional<std::uint64_t> memory_cache_size;
+  std::optional<std::uint64_t> memory_cache_size{};
   // "none" or "zstd" for new user-tier entries (KCACHE_COMPRESSION).
-  std::optional<std::string> compression;
+  std::optional<std::string> compression{};
   // When false, KCACHE_* environment variables are ignored.
   bool read_environment = true;
   // Where messages go; stderr when empty.
-  LogSink log_sink;
+  LogSink log_sink{};
 };
 
 // One resolved setting, as `kcache info` shows it.
 struct KCACHE_EXPORT Setting {
-  std::string name;     // "cache_dir"
-  std::string value;    // "/home/a/.cache/kcache"
-  std::string origin;   // "default", "build", "option", "env KCACHE_CUSTOM_CACHE_DIR"
-  std::string env_var;  // "KCACHE_CUSTOM_CACHE_DIR", or empty
-  std::string doc;      // one line
+  std::string name{};     // "cache_dir"
+  std::string value{};    // "/home/a/.cache/kcache"
+  std::string origin{};   // "default", "build", "option", "env KCACHE_CUSTOM_CACHE_DIR"
+  std::string env_var{};  // "KCACHE_CUSTOM_CACHE_DIR", or empty
+  std::string doc{};      // one line
 };
 
 // The configuration a cache runs with: every setting plus what follows
 // from them.
 struct KCACHE_EXPORT ResolvedConfig {
-  std::vector<Setting> settings;
+  std::vector<Setting> settings{};
   bool enabled = true;
   // Why the cache is off ("KCACHE_DISABLE_CACHE=1", "built with
   // KCACHE_BUILD_DEV=ON", ...); empty when enabled.
-  std::string disabled_reason;
+  std::string disabled_reason{};
   // <cache dir>/<kcache version>; empty when disabled or unresolvable.
-  std::string user_dir;
+  std::string user_dir{};
   // The folder of .kdb files; empty when disabled.
-  std::string system_db_path;
+  std::string system_db_path{};
   LogLevel log_level = LogLevel::kWarning;
   std::uint64_t memory_cache_size = 0;
   std::string compression = "none";
   // Problems met while resolving (a malformed value, HOME unset), as
   // messages; they are also logged once when a cache opens.
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings{};
 
   // The setting of that name, or nullptr.
   [[nodiscard]] const Setting* find(std::string_view name) const;

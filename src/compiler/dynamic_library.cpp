@@ -17,9 +17,10 @@ Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open(
   return Status::unavailable("cannot load " + std::string(*names.begin()) + " (" + tried + ")");
 }
 
-DynamicLibrary::~DynamicLibrary() {
-  if (handle_ != nullptr) ::dlclose(handle_);
-}
+// Vendor runtimes are never unloaded: they start threads and register
+// atexit handlers (PoCL, the CUDA driver), and unloading them under a
+// running program is a known source of crashes at exit.
+DynamicLibrary::~DynamicLibrary() = default;
 
 void* DynamicLibrary::find(const char* symbol) const { return ::dlsym(handle_, symbol); }
 

@@ -66,6 +66,13 @@ bool valid_db_name(const std::string& name) {
   return true;
 }
 
+bool has_field(const Fields& fields, std::string_view name, std::string_view value) {
+  for (const auto& [field, field_value] : fields) {
+    if (field == name && field_value == value) return true;
+  }
+  return false;
+}
+
 // Runs the compiler; nothing it throws (a warmup callback, say) escapes.
 Result<CompileOutput> run_compiler(Compiler& compiler, const KernelRequest& request,
                                    const Target& target) {
@@ -138,7 +145,10 @@ class Cache::Impl final : public TierEvents {
     }
     const DbNames names{target->db_basename(), target->arch_basename()};
 
-    if (auto hit = lookup(names, key, material_text, *target)) return std::move(*hit);
+    const bool wants_warm = static_cast<bool>(request.warmup);
+    if (auto hit = lookup(names, key, material_text, *target, wants_warm)) {
+      return std::move(*hit);
+    }
 
     auto [flight, leader] = flights_.join(key);
     if (!leader) {
@@ -260,8 +270,12 @@ class Cache::Impl final : public TierEvents {
     return Status::unavailable("the user cache directory is unknown (HOME is not set)");
   }
 
+  // `wants_warm`: the request has a warmup, so an entry stored without one
+  // (by `kcache compile`, say) is passed over; the compile that follows
+  // replaces it with a warmed binary.
   std::optional<CachedKernel> lookup(const DbNames& names, const CacheKey& key,
-                                     const std::string& material, const Target& target) {
+                                     const std::string& material, const Target& target,
+                                     bool wants_warm) {
     struct Step {
       Tier* tier;
       TierKind kind;
@@ -284,6 +298,11 @@ class Cache::Impl final : public TierEvents {
       if (entry.material != material) {
         on_corrupt(step.tier->name(), key.hex(),
                    Status::corruption("its key material differs from the request's"));
+        continue;
+      }
+      if (wants_warm && has_field(entry.metadata, "warmed", "no")) {
+        log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(step.tier->name()) +
+                                " tier was stored without a warmup; rebuilding it warmed");
         continue;
       }
       ++*step.hits;

@@ -272,7 +272,8 @@ TEST_F(CacheTest, DifferentKeysCompileInParallel) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&, i] { (void)cache->get_or_compile(request(std::to_string(i)), compiler); });
+    threads.emplace_back(
+        [&, i] { (void)cache->get_or_compile(request(std::to_string(i)), compiler); });
   }
   for (auto& t : threads) t.join();
   // Serialized would be >= 800 ms; allow a loaded machine plenty of slack.
@@ -320,6 +321,37 @@ TEST_F(CacheTest, ZstdEntriesRoundTrip) {
   auto kernel = open()->get_or_compile(request(), compiler);
   EXPECT_EQ(kernel->tier, TierKind::kUser);
   EXPECT_EQ(kernel->binary().size(), 100000u);
+}
+
+// An entry stored without a warmup (metadata warmed=no) does not satisfy a
+// request that brings one: it is rebuilt warmed, once.
+TEST_F(CacheTest, UnwarmedEntryIsRebuiltForAWarmupRequest) {
+  class WarmingCompiler : public Compiler {
+   public:
+    const CompilerIdentity& identity() const override { return id; }
+    Result<Target> resolve_target(const Target& t) const override { return t; }
+    Result<CompileOutput> compile(const KernelRequest& request, const Target&) override {
+      ++compiles;
+      CompileOutput out;
+      out.binary = {1, 2, 3};
+      out.metadata = {{"warmed", request.warmup ? "yes" : "no"}};
+      return out;
+    }
+    CompilerIdentity id{"warm", "w", "1"};
+    int compiles = 0;
+  } warming;
+  EXPECT_EQ(open()->get_or_compile(request(), warming)->metadata("warmed"), "no");
+  auto warm_request = request();
+  warm_request.warmup = [](const BuiltProgram&) { return Status::ok(); };
+  auto rebuilt = open()->get_or_compile(warm_request, warming);
+  EXPECT_EQ(rebuilt->tier, TierKind::kCompiled);
+  EXPECT_EQ(rebuilt->metadata("warmed"), "yes");
+  auto reused = open()->get_or_compile(warm_request, warming);
+  EXPECT_EQ(reused->tier, TierKind::kUser);
+  EXPECT_EQ(reused->metadata("warmed"), "yes");
+  EXPECT_EQ(warming.compiles, 2);
+  // A request without a warmup takes the warmed binary happily.
+  EXPECT_EQ(open()->get_or_compile(request(), warming)->tier, TierKind::kUser);
 }
 
 TEST_F(CacheTest, ClearEmptiesUserAndMemory) {

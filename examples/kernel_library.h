@@ -1,0 +1,72 @@
+// The demo's kernel library: OpenCL kernels generated at run time, the way
+// MIOpen generates its solvers' kernels.
+//
+// Each `KernelSpec` is one variant of one family (tiled GEMM, direct
+// convolution, reduction, softmax): its OpenCL C source is generated as text
+// with the tile sizes, work-group sizes and problem shape baked in, so every
+// variant is a distinct program and a distinct cache key. A spec also carries
+// the problem it is tested on (its arguments and launch geometry) and a CPU
+// reference for the result.
+//
+// Nothing here touches OpenCL or kcache; the specs are plain data.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kcache_demo {
+
+// One kernel argument, in order. Every kernel has exactly one output buffer,
+// the one that is checked.
+struct KernelArg {
+  enum class Kind { kInput, kOutput, kInt };
+
+  static KernelArg input(std::vector<float> values) {
+    return {Kind::kInput, std::move(values), 0, 0};
+  }
+  static KernelArg output(std::size_t count) { return {Kind::kOutput, {}, count, 0}; }
+  static KernelArg integer(int value) { return {Kind::kInt, {}, 0, value}; }
+
+  Kind kind = Kind::kInt;
+  std::vector<float> values;  // kInput: uploaded before the launch
+  std::size_t count = 0;      // kOutput: floats read back after it
+  int value = 0;              // kInt
+};
+
+// An NDRange launch; the local size always divides the global size.
+struct Launch {
+  unsigned dims = 1;
+  std::array<std::size_t, 3> global{1, 1, 1};
+  std::array<std::size_t, 3> local{1, 1, 1};
+};
+
+struct KernelSpec {
+  std::string family;         // "gemm", "conv", "reduce", "softmax"
+  std::string name;           // unique, also the OpenCL kernel name
+  std::string source;         // OpenCL C 1.2, parameters baked in
+  std::string build_options;  // given to clBuildProgram (and part of the key)
+  std::vector<KernelArg> args;
+  Launch launch;
+  // The expected content of the output buffer, computed on the CPU (in
+  // double where it accumulates) from the input args.
+  std::function<std::vector<float>(const std::vector<KernelArg>& args)> reference;
+  // An element is right when |got - want| <= tolerance * max(1, |want|).
+  double tolerance = 1e-4;
+};
+
+// Every kernel of the library (39), in a stable order, grouped by family.
+std::vector<KernelSpec> make_kernel_library();
+
+// A subset for tests: the first two variants of each family (8 kernels).
+std::vector<KernelSpec> quick_subset(std::vector<KernelSpec> library);
+
+// Compares a result with the reference. Returns an empty string when every
+// element is within tolerance, else a one-line description of the first
+// mismatch and the count of bad elements.
+std::string check_result(const std::vector<float>& got, const std::vector<float>& want,
+                         double tolerance);
+
+}  // namespace kcache_demo
