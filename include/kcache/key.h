@@ -42,6 +42,9 @@ struct KCACHE_EXPORT Target {
   [[nodiscard]] std::string arch_basename() const { return arch; }
   // "<arch>[:<features>]", e.g. "gfx90a:sramecc+:xnack-".
   [[nodiscard]] std::string id() const;
+  // "<arch>[_<units>][:<features>]", e.g. "gfx90a_110:sramecc+:xnack-": the
+  // full target, in the form parse() reads back.
+  [[nodiscard]] std::string to_string() const;
   [[nodiscard]] bool empty() const { return arch.empty(); }
 
   // Parses "sm_90", "sm_90_132", "gfx906_60", "gfx90a:xnack-:sramecc+".

@@ -31,6 +31,10 @@ std::string Target::db_basename() const {
 
 std::string Target::id() const { return features.empty() ? arch : arch + ":" + features; }
 
+std::string Target::to_string() const {
+  return features.empty() ? db_basename() : db_basename() + ":" + features;
+}
+
 Result<Target> Target::parse(std::string_view text) {
   Target target;
   std::string_view head = text.substr(0, text.find(':'));

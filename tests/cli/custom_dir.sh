@@ -17,8 +17,8 @@ expect_eq "info cache_dir origin" "env KCACHE_CUSTOM_CACHE_DIR" "$(setting "$OUT
 [[ ! -e "$T/custom" ]] || fail "kcache info must not create the cache dir, but $T/custom exists"
 
 compile_ok --source src/add.cl
-expect_eq "tier" compiled "$(json_get "$OUT" tier)"
-key="$(json_get "$OUT" key)"
+expect_eq "tier" compiled "$TIER"
+key="$KEY"
 entry="$dir/$version/gfx906_60.entries/${key:0:2}/$key"
 [[ -f "$entry" ]] || fail "expected the entry file $entry; under $T/custom: $(find "$T/custom")"
 [[ -f "$dir/$version/gfx906_60.ukdb" ]] || fail "expected the index $dir/$version/gfx906_60.ukdb; under $T/custom: $(find "$T/custom")"
@@ -27,19 +27,19 @@ outside="$(find "$dir" -mindepth 1 -maxdepth 1 ! -name "$version")"
 [[ -z "$(ls -A "$T/home")" ]] || fail "expected nothing in HOME, seen: $(find "$T/home")"
 [[ ! -e "$T/xdg" ]] || fail "expected nothing in XDG_CACHE_HOME, seen: $(find "$T/xdg")"
 compile_ok --source src/add.cl
-expect_eq "second compile: tier" user "$(json_get "$OUT" tier)"
+expect_eq "second compile: tier" user "$TIER"
 
 # A trailing slash names the same folder.
 export KCACHE_CUSTOM_CACHE_DIR="$dir/"
 run info --json
 expect_eq "info user_dir with a trailing slash" "$dir/$version" "$(json_get "$OUT" user_dir)"
 compile_ok --source src/add.cl
-expect_eq "tier with a trailing slash" user "$(json_get "$OUT" tier)"
+expect_eq "tier with a trailing slash" user "$TIER"
 
 # Another custom dir is another, empty cache.
 export KCACHE_CUSTOM_CACHE_DIR="$T/other"
 compile_ok --source src/add.cl
-expect_eq "tier in another custom dir" compiled "$(json_get "$OUT" tier)"
+expect_eq "tier in another custom dir" compiled "$TIER"
 [[ -f "$T/other/$version/gfx906_60.entries/${key:0:2}/$key" ]] ||
   fail "expected the entry file under $T/other/$version; seen: $(find "$T/other")"
 pass

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Helpers for the kcache CLI scenarios; sourced by every tests/cli/*.sh.
 #
 # A scenario exits 0 when it passes, 1 when it fails (with what was expected
@@ -15,10 +16,11 @@
 # it and prints where it is).
 #
 # run ARGS...    runs "$KCACHE ARGS..." and sets RC, OUT (stdout), ERR (stderr)
-# compile ARGS...  run compile with the deterministic command backend
-#                ("cp {in} {out}", compiler id test-cp, target gfx906_60) and
-#                --json; ARGS come last, so a later --target etc. wins only
-#                where CLI11 takes the last value (it does for single options).
+# compile ARGS...  "kcache compile --json" with the deterministic command
+#                backend ("cp {in} {out}", compiler id test-cp, target
+#                gfx906_60 unless ARGS give one); on success it sets TIER, KEY,
+#                DB, TARGET, BYTES, ELAPSED, ENABLED from the JSON.
+# compile_raw ARGS...  the same with only --json added.
 
 set -u
 set -o pipefail
@@ -97,7 +99,7 @@ count_prefix() {
 # not parse or PATH is absent.
 json_get() {
   local value
-  value="$(python3 -c '
+  value="$(python3 -S -E -c '
 import json, sys
 try:
     d = json.loads(sys.argv[1])
@@ -117,7 +119,7 @@ print(d if isinstance(d, str) else json.dumps(d, sort_keys=True))
 # to the parsed JSON (str printed raw, the rest as JSON).
 json_py() {
   local value
-  value="$(python3 -c '
+  value="$(python3 -S -E -c '
 import json, sys
 try:
     d = json.loads(sys.argv[1])
@@ -130,6 +132,37 @@ except Exception as e:
 print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))
 ' "$1" "$2" 2>&1)" || fail "json_py '$2': ${value}; the JSON was: $1"
   printf '%s\n' "$value"
+}
+
+# json_vars JSON NAME=PATH...: sets each bash variable NAME to the value at
+# PATH (as json_get prints it), in one python run. NAME=?PATH gives "" when
+# PATH is absent instead of failing.
+json_vars() {
+  local json="$1" code
+  shift
+  code="$(python3 -S -E -c '
+import json, shlex, sys
+try:
+    d0 = json.loads(sys.argv[1])
+except Exception as e:
+    print("not JSON: %s" % e, file=sys.stderr); sys.exit(3)
+for spec in sys.argv[2:]:
+    name, path = spec.split("=", 1)
+    optional = path.startswith("?")
+    path = path.lstrip("?")
+    d = d0
+    try:
+        for part in [p for p in path.split(".") if p != ""]:
+            d = d[int(part)] if isinstance(d, list) else d[part]
+    except Exception:
+        if optional:
+            d = ""
+        else:
+            print("no %r in the JSON" % path, file=sys.stderr); sys.exit(4)
+    v = d if isinstance(d, str) else json.dumps(d, sort_keys=True)
+    print("%s=%s" % (name, shlex.quote(v)))
+' "$json" "$@" 2>&1)" || fail "json_vars $*: ${code}; the JSON was: ${json}"
+  eval "$code"
 }
 
 # setting JSON NAME FIELD: a field ("value", "origin") of one setting of
@@ -185,23 +218,34 @@ run() {
 
 CP_ARGS=(--backend command --command "cp {in} {out}" --compiler-id test-cp)
 
-# compile ARGS...: compile with the command backend, --target gfx906_60 unless
-# ARGS give one, --json. Sets RC, OUT, ERR like run.
+# compile_raw ARGS...: runs "kcache compile --json ARGS" like run; on exit 0
+# also sets TIER, KEY, DB, TARGET, BYTES, ELAPSED (the contract's fields,
+# which must be there) and ENABLED (cache_enabled, "" when absent).
+compile_raw() {
+  TIER="" KEY="" DB="" TARGET="" BYTES="" ELAPSED="" ENABLED=""
+  run compile --json "$@"
+  if ((RC == 0)); then
+    json_vars "$OUT" TIER=tier KEY=key DB=db TARGET=target BYTES=bytes ELAPSED=elapsed_ms \
+      ENABLED=?cache_enabled
+  fi
+}
+
+# compile ARGS...: compile_raw with the command backend ("cp {in} {out}",
+# compiler id test-cp) and --target gfx906_60 unless ARGS give a --target.
 compile() {
   local has_target=0 a
   for a in "$@"; do [[ "$a" == --target ]] && has_target=1; done
   if ((has_target)); then
-    run compile "${CP_ARGS[@]}" --json "$@"
+    compile_raw "${CP_ARGS[@]}" "$@"
   else
-    run compile "${CP_ARGS[@]}" --target gfx906_60 --json "$@"
+    compile_raw "${CP_ARGS[@]}" --target gfx906_60 "$@"
   fi
 }
 
-# compile_ok ARGS...: compile, and fail unless it exited 0 with JSON.
+# compile_ok ARGS...: compile, and fail unless it exited 0 with the JSON.
 compile_ok() {
   compile "$@"
   expect_rc 0
-  json_get "$OUT" "" >/dev/null
 }
 
 # The version folder kcache appends: the version of `kcache --version`, which
@@ -222,9 +266,8 @@ kcache_version() {
 require_enabled_build() {
   local json enabled reason
   json="$("$KCACHE" info --json)" || fail "kcache info --json failed"
-  enabled="$(json_get "$json" enabled)"
+  json_vars "$json" enabled=enabled reason=?disabled_reason
   if [[ "$enabled" != true ]]; then
-    reason="$(json_get "$json" disabled_reason)"
     skip "this kcache build has the cache disabled ($reason)"
   fi
 }

@@ -8,7 +8,7 @@ fresh_env
 require_enabled_build
 
 compile_ok --source src/add.cl --output out/compiled.bin
-key="$(json_get "$OUT" key)"
+key="$KEY"
 mkdir -p "$T/export"
 run export --output "$T/export"
 expect_rc 0
@@ -22,17 +22,17 @@ before="$(snapshot "$T/sys")"
 
 export KCACHE_CUSTOM_CACHE_DIR="$T/cache2" # an empty user tier
 compile_ok --source src/add.cl --output out/system.bin
-expect_eq "exact database hit: tier" system "$(json_get "$OUT" tier)"
-expect_eq "exact database hit: key" "$key" "$(json_get "$OUT" key)"
+expect_eq "exact database hit: tier" system "$TIER"
+expect_eq "exact database hit: key" "$key" "$KEY"
 cmp -s out/compiled.bin out/system.bin || fail "the system hit's binary differs from the compiled one"
 compile_ok --source src/add.cl --target gfx906_64
-expect_eq "arch-wide database hit: tier" system "$(json_get "$OUT" tier)"
+expect_eq "arch-wide database hit: tier" system "$TIER"
 compile_ok --source src/mul.cl
-expect_eq "miss in the read-only system tier: tier" compiled "$(json_get "$OUT" tier)"
+expect_eq "miss in the read-only system tier: tier" compiled "$TIER"
 compile_ok --source src/mul.cl
-expect_eq "second lookup of the miss: tier" user "$(json_get "$OUT" tier)"
+expect_eq "second lookup of the miss: tier" user "$TIER"
 compile_ok --source src/add.cl --target gfx1030_40
-expect_eq "target with no system database: tier" compiled "$(json_get "$OUT" tier)"
+expect_eq "target with no system database: tier" compiled "$TIER"
 run verify
 expect_rc 0
 run verify --repair

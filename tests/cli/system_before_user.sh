@@ -8,10 +8,10 @@ fresh_env
 require_enabled_build
 
 compile_ok --source src/add.cl --output out/compiled.bin
-expect_eq "first compile: tier" compiled "$(json_get "$OUT" tier)"
-key="$(json_get "$OUT" key)"
+expect_eq "first compile: tier" compiled "$TIER"
+key="$KEY"
 compile_ok --source src/add.cl
-expect_eq "second compile: tier" user "$(json_get "$OUT" tier)"
+expect_eq "second compile: tier" user "$TIER"
 
 mkdir -p "$T/export"
 run export --output "$T/export"
@@ -20,9 +20,9 @@ expect_rc 0
 cp "$T/export/gfx906_60.kdb" "$T/sys/gfx906_60.kdb"
 
 compile_ok --source src/add.cl --output out/system.bin
-expect_eq "compile with gfx906_60.kdb in the system folder: tier" system "$(json_get "$OUT" tier)"
-expect_eq "key of the system hit" "$key" "$(json_get "$OUT" key)"
-expect_eq "db of the system hit" gfx906_60 "$(json_get "$OUT" db)"
+expect_eq "compile with gfx906_60.kdb in the system folder: tier" system "$TIER"
+expect_eq "key of the system hit" "$key" "$KEY"
+expect_eq "db of the system hit" gfx906_60 "$DB"
 cmp -s out/compiled.bin out/system.bin || fail "the system hit's binary differs from the compiled one"
 expect_not_contains "stderr of a system hit" "Missing system database" "$ERR"
 [[ -n "$(entry_files "$T/cache")" ]] || fail "the user tier lost its entry"
@@ -30,19 +30,19 @@ expect_not_contains "stderr of a system hit" "Missing system database" "$ERR"
 # Only the arch-wide database: still found.
 mv "$T/sys/gfx906_60.kdb" "$T/sys/gfx906.kdb"
 compile_ok --source src/add.cl --output out/arch.bin
-expect_eq "compile with only gfx906.kdb in the system folder: tier" system "$(json_get "$OUT" tier)"
-expect_eq "key of the arch-wide hit" "$key" "$(json_get "$OUT" key)"
+expect_eq "compile with only gfx906.kdb in the system folder: tier" system "$TIER"
+expect_eq "key of the arch-wide hit" "$key" "$KEY"
 cmp -s out/compiled.bin out/arch.bin || fail "the arch-wide hit's binary differs from the compiled one"
 
 # Another unit count of the same arch is served by gfx906.kdb too.
 compile_ok --source src/add.cl --target gfx906_64
-expect_eq "compile for gfx906_64 with gfx906.kdb: tier" system "$(json_get "$OUT" tier)"
-expect_eq "key for gfx906_64 (units are not in the key)" "$key" "$(json_get "$OUT" key)"
-expect_eq "db for gfx906_64" gfx906_64 "$(json_get "$OUT" db)"
+expect_eq "compile for gfx906_64 with gfx906.kdb: tier" system "$TIER"
+expect_eq "key for gfx906_64 (units are not in the key)" "$key" "$KEY"
+expect_eq "db for gfx906_64" gfx906_64 "$DB"
 
 # A request the system database does not hold falls through to compile.
 compile_ok --source src/mul.cl
-expect_eq "a request not in the system database: tier" compiled "$(json_get "$OUT" tier)"
+expect_eq "a request not in the system database: tier" compiled "$TIER"
 
 # The exact database wins over the arch-wide one: an exact gfx906_60.kdb made
 # from another request, and gfx906.kdb holding add.cl.
@@ -53,13 +53,13 @@ KCACHE_CUSTOM_CACHE_DIR="$T/cache2" "$KCACHE" export --db gfx906_60 --output "$T
 [[ -s "$T/sys/gfx906_60.kdb" ]] || fail "kcache export --db gfx906_60 --output FILE did not write FILE"
 export KCACHE_CUSTOM_CACHE_DIR="$T/cache3" # an empty user tier
 compile_ok --source src/mul.cl
-expect_eq "mul.cl with gfx906_60.kdb holding it: tier" system "$(json_get "$OUT" tier)"
+expect_eq "mul.cl with gfx906_60.kdb holding it: tier" system "$TIER"
 compile_ok --source src/add.cl
-expect_eq "add.cl, only in gfx906.kdb, with gfx906_60.kdb present: tier" system "$(json_get "$OUT" tier)"
+expect_eq "add.cl, only in gfx906.kdb, with gfx906_60.kdb present: tier" system "$TIER"
 
 # Without the system databases, the user tier answers again.
 rm -f "$T/sys/"*.kdb
 export KCACHE_CUSTOM_CACHE_DIR="$T/cache"
 compile_ok --source src/add.cl
-expect_eq "after removing the system databases: tier" user "$(json_get "$OUT" tier)"
+expect_eq "after removing the system databases: tier" user "$TIER"
 pass

@@ -29,14 +29,14 @@ expect_eq "info log_level value" warning "$(setting "$info" log_level value)"
 expect_eq "info log_level origin" default "$(setting "$info" log_level origin)"
 
 compile_ok --source src/add.cl
-expect_eq "tier" compiled "$(json_get "$OUT" tier)"
-key="$(json_get "$OUT" key)"
+expect_eq "tier" compiled "$TIER"
+key="$KEY"
 entry="$HOME/.cache/kcache/$version/gfx906_60.entries/${key:0:2}/$key"
 [[ -f "$entry" ]] || fail "expected the entry file $entry; HOME holds: $(find "$HOME")"
 others="$(find "$HOME/.cache/kcache" -mindepth 1 -maxdepth 1 ! -name "$version")"
 [[ -z "$others" ]] || fail "expected only the version folder in $HOME/.cache/kcache, also seen: $others"
 compile_ok --source src/add.cl
-expect_eq "second compile from HOME: tier" user "$(json_get "$OUT" tier)"
+expect_eq "second compile from HOME: tier" user "$TIER"
 home_before="$(snapshot "$HOME")"
 
 # XDG_CACHE_HOME (absolute) moves the default.
@@ -47,11 +47,11 @@ expect_eq "info user_dir with XDG_CACHE_HOME" "$T/xdg/kcache/$version" "$(json_g
 expect_eq "cache_dir value with XDG_CACHE_HOME" "$T/xdg/kcache" "$(setting "$OUT" cache_dir value)"
 expect_eq "cache_dir origin with XDG_CACHE_HOME" "env XDG_CACHE_HOME" "$(setting "$OUT" cache_dir origin)"
 compile_ok --source src/add.cl
-expect_eq "tier with XDG_CACHE_HOME (a new, empty dir)" compiled "$(json_get "$OUT" tier)"
+expect_eq "tier with XDG_CACHE_HOME (a new, empty dir)" compiled "$TIER"
 [[ -f "$T/xdg/kcache/$version/gfx906_60.entries/${key:0:2}/$key" ]] ||
   fail "expected the entry file under $T/xdg/kcache/$version; seen: $(find "$T/xdg" 2>&1)"
 compile_ok --source src/add.cl
-expect_eq "second compile with XDG_CACHE_HOME: tier" user "$(json_get "$OUT" tier)"
+expect_eq "second compile with XDG_CACHE_HOME: tier" user "$TIER"
 expect_eq "HOME while XDG_CACHE_HOME is set (nothing written there)" "$home_before" "$(snapshot "$HOME")"
 
 # KCACHE_CUSTOM_CACHE_DIR wins over XDG_CACHE_HOME.
@@ -66,7 +66,7 @@ export XDG_CACHE_HOME="relative/xdg"
 run info --json
 expect_eq "info user_dir with a relative XDG_CACHE_HOME" "$HOME/.cache/kcache/$version" "$(json_get "$OUT" user_dir)"
 compile_ok --source src/add.cl
-expect_eq "tier with a relative XDG_CACHE_HOME" user "$(json_get "$OUT" tier)"
+expect_eq "tier with a relative XDG_CACHE_HOME" user "$TIER"
 [[ ! -e "$T/relative" ]] || fail "a relative XDG_CACHE_HOME was used: $T/relative exists"
 
 # An empty XDG_CACHE_HOME is unset.

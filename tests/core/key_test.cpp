@@ -35,6 +35,15 @@ TEST(TargetTest, FeaturesAreCanonical) {
   EXPECT_EQ(a->db_basename(), "gfx90a");
 }
 
+TEST(TargetTest, ToStringRoundTrips) {
+  for (const char* text : {"sm_90", "sm_90_132", "gfx90a_110:sramecc+:xnack-", "gfx906:xnack+"}) {
+    auto target = Target::parse(text);
+    ASSERT_TRUE(target.is_ok()) << text;
+    EXPECT_EQ(target->to_string(), text);
+    EXPECT_EQ(*Target::parse(target->to_string()), *target);
+  }
+}
+
 TEST(TargetTest, UnitsAreDecimalInNames) {
   // MIOpen wrote CU counts in hex ("gfx90a_6e") and missed its own files.
   Target t{"gfx90a", "", 110};

@@ -59,10 +59,15 @@ bool write_binary(const std::string& path, std::span<const std::uint8_t> bytes) 
 }
 
 int run_compile(const CompileArgs& args) {
+  std::error_code error;
+  if (std::filesystem::is_directory(args.source, error)) {
+    return report_failure("cannot read --source " + args.source + ": it is a directory");
+  }
   auto source = read_text(args.source);
   if (!source) {
     return report_failure("cannot read --source " + args.source + ": " + std::strerror(errno));
   }
+  if (source->empty()) return report_failure("--source " + args.source + " is empty");
   KernelRequest request;
   request.source = std::move(*source);
   request.kernel_names = args.kernels;
@@ -123,7 +128,7 @@ int run_compile(const CompileArgs& args) {
   if (args.json) {
     nlohmann::json out = {
         {"key", kernel->key.hex()},         {"tier", tier_name(kernel->tier)},
-        {"target", kernel->target.id()},    {"db", kernel->db},
+        {"target", kernel->target.to_string()},    {"db", kernel->db},
         {"bytes", kernel->binary().size()}, {"elapsed_ms", elapsed_ms},
         {"backend", args.backend},          {"cache_enabled", (*cache)->config().enabled},
     };
