@@ -135,13 +135,13 @@ class Cache::Impl final : public TierEvents {
       if (material.status().code() != StatusCode::kIoError) return material.status();
       log_.warn_once("Key:" + material.status().message(), "Key",
                      material.status().message() + "; compiling without the cache");
-      return compile(request, compiler, *target, nullptr);
+      return compile_only(request, compiler, *target, nullptr);
     }
     const std::string material_text = material->serialize();
     const CacheKey key(sha256(material_text));
     if (!config_.enabled) {
       Keyed unstored{key, material_text, target->db_basename()};
-      return compile(request, compiler, *target, &unstored, /*store=*/false);
+      return compile_only(request, compiler, *target, &unstored);
     }
     const DbNames names{target->db_basename(), target->arch_basename()};
 
@@ -157,19 +157,26 @@ class Cache::Impl final : public TierEvents {
       return shared;
     }
     // A leader that finished between our lookup and join left it in memory.
-    std::optional<Result<CachedKernel>> result;
     if (memory_) {
       if (auto got = memory_->get(names, key); got && got->has_value()) {
         ++stats_.memory_hits;
-        result = kernel_from(**got, TierKind::kMemory, *target, names.exact);
+        CachedKernel kernel = kernel_from(**got, TierKind::kMemory, *target, names.exact);
+        flights_.finish(key, flight, kernel);
+        return kernel;
       }
     }
-    if (!result) {
-      Keyed keyed{key, material_text, names.exact};
-      result = compile(request, compiler, *target, &keyed, /*store=*/true);
+    Keyed keyed{key, material_text, names.exact};
+    auto compiled = compile(request, compiler, *target, &keyed);
+    if (!compiled) {
+      flights_.finish(key, flight, compiled.status());
+      return compiled.status();
     }
-    flights_.finish(key, flight, *result);
-    return std::move(*result);
+    // Waiting threads get the binary before it reaches the disk; only the
+    // caller waits for the user tier write.
+    if (memory_) memory_->put(names.exact, compiled->entry, {});
+    flights_.finish(key, flight, compiled->kernel);
+    if (user_) store_in_user(names.exact, compiled->entry);
+    return std::move(compiled->kernel);
   }
 
   Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,
@@ -312,31 +319,42 @@ class Cache::Impl final : public TierEvents {
     return std::nullopt;
   }
 
-  // Compiles; with `store`, keeps the result in the user and memory tiers
-  // under `keyed` (which may be null when the request could not be keyed).
-  Result<CachedKernel> compile(const KernelRequest& request, Compiler& compiler,
-                               const Target& target, const Keyed* keyed, bool store = false) {
+  struct Compiled {
+    Entry entry;  // keyed when the request was
+    CachedKernel kernel;
+  };
+
+  // Runs the compiler and wraps its output as an entry under `keyed` (which
+  // may be null when the request could not be keyed). Stores nothing.
+  Result<Compiled> compile(const KernelRequest& request, Compiler& compiler, const Target& target,
+                           const Keyed* keyed) {
     auto output = run_compiler(compiler, request, target);
     if (!output) {
       ++stats_.compile_failures;
       return output.status();
     }
     ++stats_.compiles;
-    Entry entry;
-    if (keyed != nullptr) entry.key = keyed->key;
+    Compiled compiled;
+    Entry& entry = compiled.entry;
+    if (keyed != nullptr) {
+      entry.key = keyed->key;
+      entry.material = keyed->material;
+    }
     entry.created_unix = env_.now_unix();
-    if (keyed != nullptr) entry.material = keyed->material;
     entry.metadata = std::move(output->metadata);
     entry.storage = ByteBuffer::copy_of(output->binary);
     entry.payload_size = output->binary.size();
+    compiled.kernel = kernel_from(entry, TierKind::kCompiled, target, target.db_basename());
+    compiled.kernel.compile_log = std::move(output->log);
+    return compiled;
+  }
 
-    if (keyed != nullptr && store) {
-      if (user_) store_in_user(keyed->db, entry);
-      if (memory_) memory_->put(keyed->db, entry, {});
-    }
-    CachedKernel kernel = kernel_from(entry, TierKind::kCompiled, target, target.db_basename());
-    kernel.compile_log = std::move(output->log);
-    return kernel;
+  // Compiles without keeping the result anywhere.
+  Result<CachedKernel> compile_only(const KernelRequest& request, Compiler& compiler,
+                                    const Target& target, const Keyed* keyed) {
+    auto compiled = compile(request, compiler, target, keyed);
+    if (!compiled) return compiled.status();
+    return std::move(compiled->kernel);
   }
 
   void store_in_user(const std::string& db, const Entry& entry) {

@@ -3,6 +3,12 @@
 #include <openssl/evp.h>
 #include <xxhash.h>
 
+#include "build_config.h"
+#if KCACHE_XXHASH_DISPATCH
+// Routes XXH3 through the CPU-dispatched (AVX2/AVX-512) code in libxxhash.
+#include <xxh_x86dispatch.h>
+#endif
+
 #include <cstdio>
 #include <new>
 

@@ -23,7 +23,8 @@ Entry entry_named(const std::string& name) {
   Entry entry;
   entry.material = "name " + name + "\n";
   entry.key = CacheKey(sha256(entry.material));
-  entry.storage = ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(name.data()), name.size()});
+  entry.storage =
+      ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(name.data()), name.size()});
   entry.payload_size = name.size();
   return entry;
 }
@@ -37,7 +38,8 @@ void write_package(const std::string& path, const std::vector<Entry>& entries) {
 struct Captured {
   std::vector<std::string> lines;
   Logger logger() {
-    return Logger(LogLevel::kWarning, [this](LogLevel, std::string_view line) { lines.emplace_back(line); });
+    return Logger(LogLevel::kWarning,
+                  [this](LogLevel, std::string_view line) { lines.emplace_back(line); });
   }
 };
 

@@ -95,7 +95,10 @@ class UserHarness : public TierHarness {
 
 class SystemHarness : public TierHarness {
  public:
-  SystemHarness() { std::filesystem::create_directories(dir / "system"); reopen(); }
+  SystemHarness() {
+    std::filesystem::create_directories(dir / "system");
+    reopen();
+  }
   Tier& tier() override { return *tier_; }
   void seed(const std::string& db, const std::vector<Entry>& entries) override {
     std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> encoded;
@@ -106,7 +109,8 @@ class SystemHarness : public TierHarness {
   bool corrupt(const std::string& db, const CacheKey& key) override {
     auto reader = KdbReader::open(dir / "system/" + db + ".kdb", Env::posix());
     auto slot = (*reader)->find(key);
-    std::fstream file(dir / "system/" + db + ".kdb", std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream file(dir / "system/" + db + ".kdb",
+                      std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(static_cast<std::streamoff>(slot->offset + slot->size - 1));
     file.put('\x01');
     reopen();
@@ -118,11 +122,15 @@ class SystemHarness : public TierHarness {
   std::unique_ptr<Tier> tier_;
 };
 
-using HarnessFactory = std::function<std::unique_ptr<TierHarness>()>;
+struct TierParam {
+  const char* name;
+  std::function<std::unique_ptr<TierHarness>()> make;
+  friend void PrintTo(const TierParam& param, std::ostream* out) { *out << param.name; }
+};
 
-class TierConformanceTest : public ::testing::TestWithParam<std::pair<const char*, HarnessFactory>> {
+class TierConformanceTest : public ::testing::TestWithParam<TierParam> {
  protected:
-  void SetUp() override { harness_ = GetParam().second(); }
+  void SetUp() override { harness_ = GetParam().make(); }
   Tier& tier() { return harness_->tier(); }
   std::unique_ptr<TierHarness> harness_;
   const DbNames db_{"arch_4", "arch"};
@@ -207,11 +215,10 @@ TEST_P(TierConformanceTest, ConcurrentReadersGetTheirOwnEntries) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllTiers, TierConformanceTest,
-    ::testing::Values(
-        std::pair<const char*, HarnessFactory>{"memory", [] { return std::make_unique<MemoryHarness>(); }},
-        std::pair<const char*, HarnessFactory>{"user", [] { return std::make_unique<UserHarness>(); }},
-        std::pair<const char*, HarnessFactory>{"system", [] { return std::make_unique<SystemHarness>(); }}),
-    [](const auto& test_info) { return std::string(test_info.param.first); });
+    ::testing::Values(TierParam{"memory", [] { return std::make_unique<MemoryHarness>(); }},
+                      TierParam{"user", [] { return std::make_unique<UserHarness>(); }},
+                      TierParam{"system", [] { return std::make_unique<SystemHarness>(); }}),
+    [](const auto& test_info) { return std::string(test_info.param.name); });
 
 }  // namespace
 }  // namespace kcache

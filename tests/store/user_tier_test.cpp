@@ -26,7 +26,8 @@ Entry entry_named(const std::string& name) {
   entry.material = "backend fake\nkernel " + name + "\n";
   entry.key = CacheKey(sha256(entry.material));
   entry.created_unix = 1700000000;
-  entry.storage = ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(name.data()), name.size()});
+  entry.storage =
+      ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(name.data()), name.size()});
   entry.payload_size = name.size();
   return entry;
 }
@@ -107,7 +108,8 @@ TEST_F(UserTierTest, ForeignSqliteDatabaseIsNotAdopted) {
     put(*t, "db", entry_named("seed"));
   }
   std::filesystem::remove(dir / "v1/db.ukdb");
-  std::string command = "sqlite3 '" + (dir / "v1/db.ukdb") + "' 'create table other(x)' 2>/dev/null";
+  std::string command =
+      "sqlite3 '" + (dir / "v1/db.ukdb") + "' 'create table other(x)' 2>/dev/null";
   if (std::system(command.c_str()) != 0) GTEST_SKIP() << "sqlite3 shell not installed";
   auto t = tier();
   put(*t, "db", entry_named("k"));
@@ -121,11 +123,13 @@ TEST_F(UserTierTest, VerifyFindsAndRepairs) {
   Entry unindexed = entry_named("unindexed");
   put(*t, "db", good);
   put(*t, "db", bad);
-  std::filesystem::create_directories(std::filesystem::path(entry_file("db", unindexed.key)).parent_path());
+  std::filesystem::create_directories(
+      std::filesystem::path(entry_file("db", unindexed.key)).parent_path());
   {
     std::ofstream out(entry_file("db", unindexed.key), std::ios::binary);
     auto bytes = *encode_entry(unindexed, Compression::kNone);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
   }
   testing::write_file(entry_file("db", bad.key), "garbage");
 
