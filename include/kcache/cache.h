@@ -58,6 +58,10 @@ class KCACHE_EXPORT CachedKernel {
   [[nodiscard]] std::span<const std::uint8_t> binary() const { return binary_; }
   // The value of a metadata field stored with the binary, e.g. "format".
   [[nodiscard]] std::optional<std::string> metadata(std::string_view name) const;
+  // The symbol to look up for kernel `name_expression` (NVRTC lowers
+  // "sgemm<16>" to "_Z5sgemmILi16EEvPf"); the expression itself when the
+  // backend did not lower it.
+  [[nodiscard]] std::string lowered_name(std::string_view name_expression) const;
 
   TierKind tier = TierKind::kCompiled;
   CacheKey key;

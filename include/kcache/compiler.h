@@ -9,6 +9,10 @@
 // Backends:
 //   "opencl"   any OpenCL platform through the ICD loader (libOpenCL.so.1).
 //              The identity holds the platform, device and driver versions.
+//   "nvrtc"    CUDA C++ through NVRTC (libnvrtc, found through
+//              KCACHE_NVRTC_LIBRARY, the loader path, CUDA_HOME or
+//              /usr/local/cuda). Target sm_NN gives CUBIN, compute_NN PTX.
+//              The identity holds the NVRTC version.
 //   "command"  an external compiler command line with {in} and {out}
 //              placeholders; identified by `compiler_id` or by the hash of
 //              the output of `<program> --version`.
@@ -59,6 +63,12 @@ class KCACHE_EXPORT Compiler {
   // kInvalidArgument and the list of what it supports.
   [[nodiscard]] virtual Result<Target> resolve_target(const Target& requested) const = 0;
 
+  // Folders of headers that ship with the compiler (the CUDA toolkit's
+  // include folder for NVRTC). A header found there is covered by the
+  // compiler's version and is not hashed into the key; headers found
+  // anywhere else are. Empty by default.
+  [[nodiscard]] virtual std::vector<std::string> toolkit_include_dirs() const { return {}; }
+
   // Compiles `request` for `target` (a value returned by resolve_target).
   // A source the compiler rejects gives kCompileError with its log in
   // details(); a failure to run the compiler gives kUnavailable or kIoError.
@@ -68,7 +78,7 @@ class KCACHE_EXPORT Compiler {
 
 // How to build a compiler by backend name (the CLI and the C API use this).
 struct KCACHE_EXPORT CompilerConfig {
-  std::string backend{};  // "opencl" or "command"
+  std::string backend{};  // "opencl", "nvrtc" or "command"
 
   // command: the command line, e.g. "clang -c -x cl {in} -o {out}". {in} is
   // replaced by a file holding the source, {out} by the file to read back.
@@ -89,6 +99,9 @@ struct KCACHE_EXPORT CompilerConfig {
   // the compiler).
   void* opencl_context = nullptr;
   void* opencl_device_id = nullptr;
+
+  // nvrtc: the libnvrtc to load (a path or soname); searched when empty.
+  std::string nvrtc_library{};
 };
 
 // Creates the compiler a config names. kInvalidArgument for an unknown

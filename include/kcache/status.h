@@ -91,6 +91,7 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
 
   // The error; an ok Status when this holds a value.
   [[nodiscard]] Status status() const { return is_ok() ? Status() : std::get<1>(state_); }

@@ -1,20 +1,31 @@
 #include "compiler/dynamic_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 namespace kcache {
 
 Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open(
-    std::initializer_list<const char*> names) {
+    const std::vector<std::string>& names) {
   std::string tried;
-  for (const char* name : names) {
-    if (void* handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL)) {
+  for (const auto& name : names) {
+    if (void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       return std::shared_ptr<DynamicLibrary>(new DynamicLibrary(handle, name));
     }
     const char* error = ::dlerror();
-    tried += std::string(tried.empty() ? "" : "; ") + (error ? error : name);
+    tried += (tried.empty() ? "" : "; ") + (error ? std::string(error) : name);
   }
-  return Status::unavailable("cannot load " + std::string(*names.begin()) + " (" + tried + ")");
+  return Status::unavailable("cannot load " + (names.empty() ? std::string("?") : names.front()) +
+                             " (" + tried + ")");
+}
+
+std::string DynamicLibrary::path() const {
+  struct link_map* map = nullptr;
+  if (::dlinfo(handle_, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
+      map->l_name[0] != '\0') {
+    return map->l_name;
+  }
+  return name_;
 }
 
 // Vendor runtimes are never unloaded: they start threads and register

@@ -4,17 +4,17 @@
 
 #include <kcache/status.h>
 
-#include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kcache {
 
 class DynamicLibrary {
  public:
-  // Tries each name in turn (dlopen's search rules). kUnavailable, naming
-  // every candidate and dlerror's text, when none loads.
-  static Result<std::shared_ptr<DynamicLibrary>> open(std::initializer_list<const char*> names);
+  // Tries each name (or path) in turn, with dlopen's search rules.
+  // kUnavailable, naming every candidate and dlerror's text, when none loads.
+  static Result<std::shared_ptr<DynamicLibrary>> open(const std::vector<std::string>& names);
   ~DynamicLibrary();
   DynamicLibrary(const DynamicLibrary&) = delete;
   DynamicLibrary& operator=(const DynamicLibrary&) = delete;
@@ -29,6 +29,8 @@ class DynamicLibrary {
     return Status::ok();
   }
   [[nodiscard]] const std::string& name() const { return name_; }
+  // The file the library was loaded from (dladdr), or its name when unknown.
+  [[nodiscard]] std::string path() const;
 
  private:
   DynamicLibrary(void* handle, std::string name) : handle_(handle), name_(std::move(name)) {}

@@ -56,6 +56,17 @@ std::optional<std::string> CachedKernel::metadata(std::string_view name) const {
   return std::nullopt;
 }
 
+std::string CachedKernel::lowered_name(std::string_view name_expression) const {
+  for (const auto& [field, value] : metadata_fields) {
+    std::size_t space = value.find(' ');
+    if (field == "lowered" && space != std::string::npos &&
+        std::string_view(value).substr(space + 1) == name_expression) {
+      return value.substr(0, space);
+    }
+  }
+  return std::string(name_expression);
+}
+
 namespace {
 
 bool valid_db_name(const std::string& name) {
@@ -130,7 +141,8 @@ class Cache::Impl final : public TierEvents {
       return Status::invalid_argument("target '" + target->db_basename() +
                                       "' cannot name a database file");
     }
-    auto material = build_key_material(request, compiler.identity(), *target, env_);
+    auto material = build_key_material(request, compiler.identity(), *target, env_,
+                                       compiler.toolkit_include_dirs());
     if (!material) {
       if (material.status().code() != StatusCode::kIoError) return material.status();
       log_.warn_once("Key:" + material.status().message(), "Key",
@@ -183,7 +195,8 @@ class Cache::Impl final : public TierEvents {
                                                    const Compiler& compiler) const {
     auto target = compiler.resolve_target(request.target);
     if (!target) return target.status();
-    auto material = build_key_material(request, compiler.identity(), *target, env_);
+    auto material = build_key_material(request, compiler.identity(), *target, env_,
+                                       compiler.toolkit_include_dirs());
     if (!material) return material.status();
     return std::pair{material->digest(), std::move(*material)};
   }

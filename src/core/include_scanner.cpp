@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <deque>
+#include <filesystem>
 #include <set>
 
 #include "format/hash.h"
@@ -62,8 +63,11 @@ std::string parent_of(const std::string& path) {
 
 class Scanner {
  public:
-  Scanner(const std::vector<Header>& memory, const std::vector<std::string>& dirs, const Env& env)
-      : memory_(memory), dirs_(dirs), env_(env) {}
+  Scanner(const std::vector<Header>& memory, const std::vector<std::string>& dirs,
+          const std::vector<std::string>& toolkit_dirs, const Env& env)
+      : memory_(memory), dirs_(dirs), env_(env) {
+    for (const auto& dir : toolkit_dirs) toolkit_.insert(normal(dir));
+  }
 
   Result<IncludeScan> run(const std::string& source) {
     struct Pending {
@@ -110,10 +114,15 @@ class Scanner {
     for (const auto& header : memory_) {
       if (header.name == include.name) return {std::pair{std::string("memory"), header.content}};
     }
-    std::vector<std::string> candidates;
-    if (include.quoted && !folder.empty()) candidates.push_back(folder + "/" + include.name);
-    for (const auto& dir : dirs_) candidates.push_back(dir + "/" + include.name);
-    for (const auto& path : candidates) {
+    std::vector<std::string> folders;
+    if (include.quoted && !folder.empty()) folders.push_back(folder);
+    folders.insert(folders.end(), dirs_.begin(), dirs_.end());
+    for (const auto& dir : folders) {
+      const std::string path = dir + "/" + include.name;
+      if (toolkit_.contains(normal(dir))) {
+        if (env_.exists(path)) return std::optional<std::pair<std::string, std::string>>{};
+        continue;
+      }
       auto bytes = env_.read_file(path);
       if (bytes) {
         auto span = bytes->span();
@@ -150,8 +159,15 @@ class Scanner {
     return Status::ok();
   }
 
+  static std::string normal(const std::string& dir) {
+    std::string out = std::filesystem::path(dir).lexically_normal().string();
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    return out;
+  }
+
   const std::vector<Header>& memory_;
   const std::vector<std::string>& dirs_;
+  std::set<std::string> toolkit_;
   const Env& env_;
   IncludeScan result_;
   std::set<std::string> seen_;
@@ -162,8 +178,9 @@ class Scanner {
 }  // namespace
 
 Result<IncludeScan> scan_includes(const std::string& source, const std::vector<Header>& memory,
-                                  const std::vector<std::string>& include_dirs, const Env& env) {
-  return Scanner(memory, include_dirs, env).run(source);
+                                  const std::vector<std::string>& include_dirs,
+                                  const std::vector<std::string>& toolkit_dirs, const Env& env) {
+  return Scanner(memory, include_dirs, toolkit_dirs, env).run(source);
 }
 
 }  // namespace kcache

@@ -33,10 +33,13 @@ struct IncludeScan {
   bool hashed_whole_dirs = false;
 };
 
+// `toolkit_dirs`: folders whose headers belong to the compiler (covered by
+// its version): a name that resolves there first is not hashed or followed.
 // kIoError when a header exists but cannot be read (its content would be
 // unknown, so no key could be trusted); kInvalidArgument when the scan
 // exceeds its limits (10,000 headers, 256 MiB).
 Result<IncludeScan> scan_includes(const std::string& source, const std::vector<Header>& memory,
-                                  const std::vector<std::string>& include_dirs, const Env& env);
+                                  const std::vector<std::string>& include_dirs,
+                                  const std::vector<std::string>& toolkit_dirs, const Env& env);
 
 }  // namespace kcache

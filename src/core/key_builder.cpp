@@ -9,7 +9,8 @@ namespace kcache {
 
 Result<KeyMaterial> build_key_material(const KernelRequest& request,
                                        const CompilerIdentity& compiler, const Target& target,
-                                       const Env& env) {
+                                       const Env& env,
+                                       const std::vector<std::string>& toolkit_dirs) {
   if (request.source.empty()) return Status::invalid_argument("the request has no source");
   if (target.arch.empty()) return Status::invalid_argument("the request has no target arch");
   auto tokens = split_options(request.options);
@@ -18,7 +19,7 @@ Result<KeyMaterial> build_key_material(const KernelRequest& request,
 
   std::vector<std::string> dirs = request.include_dirs;
   for (auto& dir : include_dirs_in(options)) dirs.push_back(std::move(dir));
-  auto scan = scan_includes(request.source, request.headers, dirs, env);
+  auto scan = scan_includes(request.source, request.headers, dirs, toolkit_dirs, env);
   if (!scan) return scan.status();
 
   std::vector<KeyField> fields;

@@ -14,8 +14,10 @@ inline constexpr int kKeySchemaVersion = 1;
 
 // kInvalidArgument for malformed options or an empty source; kIoError when
 // a header exists but cannot be read.
+// `toolkit_dirs`: Compiler::toolkit_include_dirs().
 Result<KeyMaterial> build_key_material(const KernelRequest& request,
                                        const CompilerIdentity& compiler, const Target& target,
-                                       const Env& env);
+                                       const Env& env,
+                                       const std::vector<std::string>& toolkit_dirs = {});
 
 }  // namespace kcache

@@ -31,9 +31,9 @@ TEST(CommandCompilerTest, CompilesThroughTheCommandLine) {
 
 TEST(CommandCompilerTest, OptionsHeadersAndTargetReachTheCommand) {
   // The "compiler" writes its arguments and the included header to {out}.
-  auto compiler = make_compiler(command(
-      "sh -c 'echo \"$@\" > \"$1\"; cat \"$(dirname \"$0\")/inc.h\" >> \"$1\"' {in} {out} "
-      "--arch={target} {options}"));
+  auto compiler = make_compiler(
+      command("sh -c 'echo \"$@\" > \"$1\"; cat \"$(dirname \"$0\")/inc.h\" >> \"$1\"' {in} {out} "
+              "--arch={target} {options}"));
   ASSERT_TRUE(compiler.is_ok());
   KernelRequest request;
   request.source = "x";
@@ -47,7 +47,8 @@ TEST(CommandCompilerTest, OptionsHeadersAndTargetReachTheCommand) {
 }
 
 TEST(CommandCompilerTest, FailureReturnsTheLog) {
-  auto compiler = make_compiler(command("sh -c 'echo \"bad source at line 3\" >&2; exit 4' {in} {out}"));
+  auto compiler =
+      make_compiler(command("sh -c 'echo \"bad source at line 3\" >&2; exit 4' {in} {out}"));
   ASSERT_TRUE(compiler.is_ok());
   KernelRequest request;
   request.source = "x";

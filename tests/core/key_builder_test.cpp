@@ -29,27 +29,29 @@ const Target kTarget{"gfx906", "sramecc+:xnack-", 60};
 TEST(KeyBuilderTest, GoldenMaterialAndDigest) {
   auto material = build_key_material(golden_request(), kIdentity, kTarget, Env::posix());
   ASSERT_TRUE(material.is_ok()) << material.status().to_string();
-  EXPECT_EQ(material->serialize(),
-            "kcache.key 1\n"
-            "entry.format 1\n"
-            "backend opencl\n"
-            "compiler.id PoCL | cpu\n"
-            "compiler.version OpenCL 3.0 PoCL 3.1\n"
-            "target.arch gfx906\n"
-            "target.features sramecc+:xnack-\n"
-            "option -cl-fast-relaxed-math\n"
-            "option -DA=1\n"
-            "option -DB=2\n"
-            "kernel k\n"
-            "source sha256:0c8c461d581e7dcf6e15658be88bad30c54d54b23744035599f42c1a2b46c775\n"
-            "header common.h sha256:4767235cb67f169cad00d920f225a05dcf4a11b3a71b215277b2ecc879ce82f0\n");
+  EXPECT_EQ(
+      material->serialize(),
+      "kcache.key 1\n"
+      "entry.format 1\n"
+      "backend opencl\n"
+      "compiler.id PoCL | cpu\n"
+      "compiler.version OpenCL 3.0 PoCL 3.1\n"
+      "target.arch gfx906\n"
+      "target.features sramecc+:xnack-\n"
+      "option -cl-fast-relaxed-math\n"
+      "option -DA=1\n"
+      "option -DB=2\n"
+      "kernel k\n"
+      "source sha256:0c8c461d581e7dcf6e15658be88bad30c54d54b23744035599f42c1a2b46c775\n"
+      "header common.h sha256:4767235cb67f169cad00d920f225a05dcf4a11b3a71b215277b2ecc879ce82f0\n");
   EXPECT_EQ(material->digest().hex(),
             "e39f6c7234d10d9b8b8a1e358f919108db43e7b96445d95cb360e655b6989499");
 }
 
 // Each input that can change the binary changes the key.
 TEST(KeyBuilderTest, EveryComponentChangesTheKey) {
-  const CacheKey base = build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();
+  const CacheKey base =
+      build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();
   auto key_with = [&](auto change) {
     KernelRequest request = golden_request();
     CompilerIdentity identity = kIdentity;
@@ -74,13 +76,15 @@ TEST(KeyBuilderTest, EveryComponentChangesTheKey) {
 // What must not change the key: option spelling, macro order, unit count
 // (it selects the database, see docs/design.md §1), an unused header.
 TEST(KeyBuilderTest, EquivalentRequestsShareTheKey) {
-  const CacheKey base = build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();
+  const CacheKey base =
+      build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();
   KernelRequest reordered = golden_request();
   reordered.options = "-D A=1 -cl-fast-relaxed-math   -DB=2";
   EXPECT_EQ(base, build_key_material(reordered, kIdentity, kTarget, Env::posix())->digest());
   Target other_units = kTarget;
   other_units.units = 64;
-  EXPECT_EQ(base, build_key_material(golden_request(), kIdentity, other_units, Env::posix())->digest());
+  EXPECT_EQ(base,
+            build_key_material(golden_request(), kIdentity, other_units, Env::posix())->digest());
   KernelRequest extra_header = golden_request();
   extra_header.headers.push_back({"unused.h", "int unused;"});
   EXPECT_EQ(base, build_key_material(extra_header, kIdentity, kTarget, Env::posix())->digest());
@@ -93,7 +97,9 @@ TEST(KeyBuilderTest, HeaderOnDiskChangesTheKey) {
   KernelRequest request;
   request.source = "#include <a.h>\nkernel void k() {}\n";
   request.options = "-I" + (dir / "inc");
-  auto key = [&] { return build_key_material(request, kIdentity, kTarget, Env::posix())->digest(); };
+  auto key = [&] {
+    return build_key_material(request, kIdentity, kTarget, Env::posix())->digest();
+  };
   const CacheKey before = key();
   EXPECT_EQ(before, key());
   write_file(dir / "inc/sub/b.h", "#define B 2\n");  // a nested header, reached only through a.h
@@ -108,6 +114,28 @@ TEST(KeyBuilderTest, HeaderOnDiskChangesTheKey) {
   EXPECT_NE(material->serialize().find("header sub/b.h sha256:"), std::string::npos);
 }
 
+// Headers that ship with the compiler are covered by its version: not
+// hashed, not followed; a user header of another name still is.
+TEST(KeyBuilderTest, ToolkitHeadersAreNotHashed) {
+  TempFolder dir;
+  write_file(dir / "toolkit/cuda_fp16.h", "#include \"user.h\"\n");
+  write_file(dir / "user/user.h", "one");
+  write_file(dir / "user/mine.h", "mine");
+  KernelRequest request;
+  request.source = "#include <cuda_fp16.h>\n#include <mine.h>\n";
+  request.include_dirs = {dir / "toolkit", dir / "user"};
+  const std::vector<std::string> toolkit = {dir / "toolkit/"};
+  auto material = build_key_material(request, kIdentity, kTarget, Env::posix(), toolkit);
+  ASSERT_TRUE(material.is_ok());
+  const std::string text = material->serialize();
+  EXPECT_EQ(text.find("header cuda_fp16.h"), std::string::npos) << text;
+  EXPECT_EQ(text.find("header user.h"), std::string::npos) << text;
+  EXPECT_NE(text.find("header mine.h"), std::string::npos) << text;
+  write_file(dir / "toolkit/cuda_fp16.h", "changed with the toolkit version");
+  EXPECT_EQ(material->digest(),
+            build_key_material(request, kIdentity, kTarget, Env::posix(), toolkit)->digest());
+}
+
 TEST(KeyBuilderTest, UnreadableIncludeHashesWholeDirs) {
   TempFolder dir;
   write_file(dir / "inc/x.h", "one");
@@ -118,7 +146,8 @@ TEST(KeyBuilderTest, UnreadableIncludeHashesWholeDirs) {
   ASSERT_TRUE(first.is_ok());
   EXPECT_NE(first->serialize().find("headers.scan whole-dirs"), std::string::npos);
   write_file(dir / "inc/x.h", "two");
-  EXPECT_NE(first->digest(), build_key_material(request, kIdentity, kTarget, Env::posix())->digest());
+  EXPECT_NE(first->digest(),
+            build_key_material(request, kIdentity, kTarget, Env::posix())->digest());
 }
 
 TEST(KeyBuilderTest, RejectsBadInput) {

@@ -150,6 +150,14 @@ TEST_F(UserTierTest, VerifyFindsAndRepairs) {
   EXPECT_EQ(t->list("db")->size(), 2u);
 }
 
+TEST_F(UserTierTest, ArchWideDatabaseServesAnyUnitCount) {
+  auto t = tier();
+  Entry e = entry_named("arch-only");
+  put(*t, "sm_90", e);
+  EXPECT_TRUE(t->get({"sm_90_132", "sm_90"}, e.key)->has_value());
+  EXPECT_FALSE(t->get({"sm_80_108", "sm_80"}, e.key)->has_value());
+}
+
 TEST_F(UserTierTest, ClearRemovesEverything) {
   auto t = tier();
   put(*t, "a", entry_named("1"));

@@ -29,6 +29,7 @@ struct CompileArgs {
   std::string compiler_id;
   std::vector<std::string> include_dirs;
   std::vector<std::string> headers;  // NAME=FILE
+  std::string nvrtc_library;
   int platform = -1;
   int device = 0;
   bool json = false;
@@ -97,6 +98,7 @@ int run_compile(const CompileArgs& args) {
   config.command = args.command;
   config.compiler_id = args.compiler_id;
   config.command_input_name = std::filesystem::path(args.source).filename().string();
+  config.nvrtc_library = args.nvrtc_library;
   config.opencl_platform = args.platform;
   config.opencl_device = args.device;
 
@@ -127,14 +129,25 @@ int run_compile(const CompileArgs& args) {
 
   if (args.json) {
     nlohmann::json out = {
-        {"key", kernel->key.hex()},         {"tier", tier_name(kernel->tier)},
-        {"target", kernel->target.to_string()},    {"db", kernel->db},
-        {"bytes", kernel->binary().size()}, {"elapsed_ms", elapsed_ms},
-        {"backend", args.backend},          {"cache_enabled", (*cache)->config().enabled},
+        {"key", kernel->key.hex()},
+        {"tier", tier_name(kernel->tier)},
+        {"target", kernel->target.to_string()},
+        {"db", kernel->db},
+        {"bytes", kernel->binary().size()},
+        {"elapsed_ms", elapsed_ms},
+        {"backend", args.backend},
+        {"cache_enabled", (*cache)->config().enabled},
     };
     if (!args.output.empty()) out["output"] = args.output;
     nlohmann::json metadata = nlohmann::json::object();
-    for (const auto& [name, value] : kernel->metadata_fields) metadata[name] = value;
+    for (const auto& [name, value] : kernel->metadata_fields) {
+      if (!metadata.contains(name)) {
+        metadata[name] = value;
+      } else {  // a repeated field (one "lowered" per kernel) becomes a list
+        if (!metadata[name].is_array()) metadata[name] = nlohmann::json::array({metadata[name]});
+        metadata[name].push_back(value);
+      }
+    }
     out["metadata"] = metadata;
     if (!kernel->compile_log.empty()) out["compile_log"] = kernel->compile_log;
     std::cout << out.dump() << "\n";
@@ -168,6 +181,8 @@ Runner add_compile_command(CLI::App& app) {
                   "command backend: identity of the compiler (default: hash of --version output)");
   cmd->add_option("--include-dir,-I", args->include_dirs, "Header search folder; repeatable");
   cmd->add_option("--header", args->headers, "In-memory header NAME=FILE; repeatable");
+  cmd->add_option("--nvrtc-library", args->nvrtc_library,
+                  "nvrtc: libnvrtc to load (default: search, see KCACHE_NVRTC_LIBRARY)");
   cmd->add_option("--platform", args->platform,
                   "opencl: platform index (default: first with a device)");
   cmd->add_option("--device", args->device, "opencl: device index on the platform");

@@ -21,19 +21,12 @@ class UserTier final : public Tier {
 
   std::string_view name() const override { return "user"; }
 
+  // Looks in the exact database, then in the arch-wide one: an entry
+  // compiled for "sm_90" serves "sm_90_132" too (the key is the same).
   Result<std::optional<Entry>> get(const DbNames& db, const CacheKey& key) override {
-    const std::string path = entry_path(db.exact, key);
-    auto bytes = env_.read_file(path);
-    if (!bytes) {
-      if (bytes.status().code() == StatusCode::kNotFound) return std::optional<Entry>();
-      return bytes.status();
-    }
-    auto entry = decode_entry(*bytes, &key);
-    if (!entry) {
-      quarantine(db.exact, path, &key, entry.status());
-      return std::optional<Entry>();
-    }
-    return std::optional<Entry>(std::move(*entry));
+    auto found = get_from(db.exact, key);
+    if (!found || found->has_value() || db.arch == db.exact) return found;
+    return get_from(db.arch, key);
   }
 
   Status put(const std::string& db, const Entry& entry,
@@ -166,6 +159,21 @@ class UserTier final : public Tier {
   }
 
  private:
+  Result<std::optional<Entry>> get_from(const std::string& db, const CacheKey& key) {
+    const std::string path = entry_path(db, key);
+    auto bytes = env_.read_file(path);
+    if (!bytes) {
+      if (bytes.status().code() == StatusCode::kNotFound) return std::optional<Entry>();
+      return bytes.status();
+    }
+    auto entry = decode_entry(*bytes, &key);
+    if (!entry) {
+      quarantine(db, path, &key, entry.status());
+      return std::optional<Entry>();
+    }
+    return std::optional<Entry>(std::move(*entry));
+  }
+
   std::string index_path(const std::string& db) const {
     return options_.dir + "/" + db + std::string(kIndexSuffix);
   }

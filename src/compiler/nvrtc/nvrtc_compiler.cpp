@@ -1,0 +1,336 @@
+// The "nvrtc" backend: CUDA C++ through NVRTC, loaded at run time.
+//
+// Output: CUBIN for a real arch (target sm_90, sm_90a, sm_100f, ...), PTX
+// for a virtual one (compute_90). Name expressions (request.kernel_names)
+// are lowered by NVRTC and stored as metadata, one "lowered" field per
+// kernel: "<lowered name> <name expression>".
+//
+// The toolkit's include folder (beside the loaded libnvrtc, or
+// $CUDA_HOME/include) is put on the include path, so <cuda_fp16.h> and
+// <cuda/std/...> work out of the box; headers found there belong to the
+// toolkit and are covered by the NVRTC version in the key.
+//
+// NVRTC's few C declarations are written out here rather than taken from
+// nvrtc.h, so kcache builds on machines without the CUDA toolkit.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "compiler/dynamic_library.h"
+#include "compiler/registry.h"
+#include "core/options_normalizer.h"
+
+namespace kcache {
+namespace {
+
+// From nvrtc.h (stable since CUDA 7; the ABI kcache relies on).
+using nvrtcResult = int;
+using nvrtcProgram = struct _nvrtcProgram*;
+constexpr nvrtcResult NVRTC_SUCCESS = 0;
+constexpr nvrtcResult NVRTC_ERROR_INVALID_OPTION = 5;
+constexpr nvrtcResult NVRTC_ERROR_COMPILATION = 6;
+
+struct NvrtcApi {
+  std::shared_ptr<DynamicLibrary> library;
+  const char* (*GetErrorString)(nvrtcResult) = nullptr;
+  nvrtcResult (*Version)(int*, int*) = nullptr;
+  nvrtcResult (*GetNumSupportedArchs)(int*) = nullptr;
+  nvrtcResult (*GetSupportedArchs)(int*) = nullptr;
+  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                               const char* const*) = nullptr;
+  nvrtcResult (*DestroyProgram)(nvrtcProgram*) = nullptr;
+  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*) = nullptr;
+  nvrtcResult (*GetPTXSize)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*GetPTX)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*AddNameExpression)(nvrtcProgram, const char*) = nullptr;
+  nvrtcResult (*GetLoweredName)(nvrtcProgram, const char*, const char**) = nullptr;
+
+  std::string error(nvrtcResult rc) const {
+    const char* text = GetErrorString ? GetErrorString(rc) : nullptr;
+    return text ? text : "NVRTC error " + std::to_string(rc);
+  }
+};
+
+// Where libnvrtc may be. A library named by the program or by
+// KCACHE_NVRTC_LIBRARY is the only one tried (no silent fallback to
+// another toolkit); otherwise the loader's search path, then the usual
+// toolkit folders.
+std::vector<std::string> library_candidates(const std::string& configured) {
+  if (!configured.empty()) return {configured};
+  if (const char* env = std::getenv("KCACHE_NVRTC_LIBRARY"); env && *env) return {env};
+  std::vector<std::string> names;
+  const char* sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
+  for (const char* soname : sonames) names.emplace_back(soname);
+  std::vector<std::string> roots;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* root = std::getenv(var); root && *root) roots.emplace_back(root);
+  }
+  roots.emplace_back("/usr/local/cuda");
+  for (const auto& root : roots) {
+    for (const char* soname : sonames) names.push_back(root + "/lib64/" + soname);
+  }
+  return names;
+}
+
+Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& configured) {
+  auto library = DynamicLibrary::open(library_candidates(configured));
+  if (!library) {
+    return Status::unavailable(
+        "the nvrtc backend needs libnvrtc (the CUDA toolkit's runtime compiler); set "
+        "KCACHE_NVRTC_LIBRARY or CUDA_HOME: " +
+        library.status().message());
+  }
+  auto api = std::make_shared<NvrtcApi>();
+  api->library = *library;
+  const DynamicLibrary& lib = **library;
+  for (Status s :
+       {lib.bind("nvrtcGetErrorString", api->GetErrorString),
+        lib.bind("nvrtcVersion", api->Version),
+        lib.bind("nvrtcGetNumSupportedArchs", api->GetNumSupportedArchs),
+        lib.bind("nvrtcGetSupportedArchs", api->GetSupportedArchs),
+        lib.bind("nvrtcCreateProgram", api->CreateProgram),
+        lib.bind("nvrtcDestroyProgram", api->DestroyProgram),
+        lib.bind("nvrtcCompileProgram", api->CompileProgram),
+        lib.bind("nvrtcGetPTXSize", api->GetPTXSize), lib.bind("nvrtcGetPTX", api->GetPTX),
+        lib.bind("nvrtcGetCUBINSize", api->GetCUBINSize), lib.bind("nvrtcGetCUBIN", api->GetCUBIN),
+        lib.bind("nvrtcGetProgramLogSize", api->GetProgramLogSize),
+        lib.bind("nvrtcGetProgramLog", api->GetProgramLog),
+        lib.bind("nvrtcAddNameExpression", api->AddNameExpression),
+        lib.bind("nvrtcGetLoweredName", api->GetLoweredName)}) {
+    if (!s.is_ok()) return s;
+  }
+  return std::shared_ptr<const NvrtcApi>(api);
+}
+
+// "sm_90a" -> {90, true (real)}; "compute_90" -> {90, false}.
+struct CudaArch {
+  int number = 0;
+  bool real = true;
+};
+
+std::optional<CudaArch> parse_cuda_arch(std::string_view arch) {
+  CudaArch parsed;
+  if (arch.starts_with("sm_")) {
+    arch.remove_prefix(3);
+  } else if (arch.starts_with("compute_")) {
+    arch.remove_prefix(8);
+    parsed.real = false;
+  } else {
+    return std::nullopt;
+  }
+  std::size_t digits = 0;
+  while (digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[digits]))) ++digits;
+  if (digits == 0 || digits > 4) return std::nullopt;
+  std::string_view suffix = arch.substr(digits);
+  if (!suffix.empty() && suffix != "a" && suffix != "f") return std::nullopt;
+  parsed.number = std::stoi(std::string(arch.substr(0, digits)));
+  return parsed;
+}
+
+class NvrtcCompiler final : public Compiler {
+ public:
+  NvrtcCompiler(std::shared_ptr<const NvrtcApi> api, CompilerIdentity identity,
+                std::vector<int> archs, std::vector<std::string> toolkit_dirs)
+      : api_(std::move(api)),
+        identity_(std::move(identity)),
+        archs_(std::move(archs)),
+        toolkit_dirs_(std::move(toolkit_dirs)) {}
+
+  const CompilerIdentity& identity() const override { return identity_; }
+
+  std::vector<std::string> toolkit_include_dirs() const override { return toolkit_dirs_; }
+
+  Result<Target> resolve_target(const Target& requested) const override {
+    if (requested.empty()) {
+      return Status::invalid_argument(
+          "the nvrtc backend needs a target such as sm_90 (cubin) or "
+          "compute_90 (ptx); it supports " +
+          supported());
+    }
+    auto arch = parse_cuda_arch(requested.arch);
+    if (!arch) {
+      return Status::invalid_argument("'" + requested.arch +
+                                      "' is not a CUDA arch (sm_NN, sm_NNa, compute_NN)");
+    }
+    if (std::find(archs_.begin(), archs_.end(), arch->number) == archs_.end()) {
+      return Status::invalid_argument("this NVRTC cannot compile for " + requested.arch +
+                                      "; it supports " + supported());
+    }
+    if (!requested.features.empty()) {
+      return Status::invalid_argument("CUDA targets take no ':feature' suffix");
+    }
+    return requested;
+  }
+
+  Result<CompileOutput> compile(const KernelRequest& request, const Target& target) override {
+    const NvrtcApi& nvrtc = *api_;
+    auto tokens = split_options(request.options);
+    if (!tokens) return tokens.status();
+    for (const auto& token : *tokens) {
+      if (token == "-arch" || token.starts_with("-arch=") ||
+          token.starts_with("--gpu-architecture")) {
+        return Status::invalid_argument("set the CUDA arch with the target, not with '" + token +
+                                        "' in the options");
+      }
+    }
+    std::vector<std::string> options = std::move(*tokens);
+    options.push_back("--gpu-architecture=" + target.arch);
+    for (const auto& dir : request.include_dirs) options.push_back("--include-path=" + dir);
+    for (const auto& dir : toolkit_dirs_) options.push_back("--include-path=" + dir);
+
+    std::vector<const char*> header_text;
+    std::vector<const char*> header_names;
+    for (const auto& header : request.headers) {
+      header_text.push_back(header.content.c_str());
+      header_names.push_back(header.name.c_str());
+    }
+    nvrtcProgram program = nullptr;
+    nvrtcResult rc = nvrtc.CreateProgram(&program, request.source.c_str(), "kcache_kernel.cu",
+                                         static_cast<int>(header_text.size()), header_text.data(),
+                                         header_names.data());
+    if (rc != NVRTC_SUCCESS) return Status::internal("nvrtcCreateProgram: " + nvrtc.error(rc));
+    struct Destroyer {
+      const NvrtcApi& nvrtc;
+      nvrtcProgram program;
+      ~Destroyer() { nvrtc.DestroyProgram(&program); }
+    } destroy{nvrtc, program};
+
+    for (const auto& name : request.kernel_names) {
+      rc = nvrtc.AddNameExpression(program, name.c_str());
+      if (rc != NVRTC_SUCCESS) {
+        return Status::invalid_argument("kernel name expression '" + name +
+                                        "': " + nvrtc.error(rc));
+      }
+    }
+    std::vector<const char*> argv;
+    for (const auto& option : options) argv.push_back(option.c_str());
+    rc = nvrtc.CompileProgram(program, static_cast<int>(argv.size()), argv.data());
+    std::string log = program_log(program);
+    if (rc == NVRTC_ERROR_COMPILATION)
+      return Status::compile_error("the NVRTC compile failed", log);
+    if (rc == NVRTC_ERROR_INVALID_OPTION) {
+      return Status::compile_error("NVRTC rejected an option: " + request.options, log);
+    }
+    if (rc != NVRTC_SUCCESS)
+      return Status::compile_error("nvrtcCompileProgram: " + nvrtc.error(rc), log);
+
+    CompileOutput output;
+    const bool cubin = parse_cuda_arch(target.arch)->real;
+    std::size_t size = 0;
+    rc = cubin ? nvrtc.GetCUBINSize(program, &size) : nvrtc.GetPTXSize(program, &size);
+    if (rc != NVRTC_SUCCESS || size == 0) {
+      return Status::internal("NVRTC returned no " + std::string(cubin ? "cubin" : "ptx") + ": " +
+                              nvrtc.error(rc));
+    }
+    output.binary.resize(size);
+    char* data = reinterpret_cast<char*>(output.binary.data());
+    rc = cubin ? nvrtc.GetCUBIN(program, data) : nvrtc.GetPTX(program, data);
+    if (rc != NVRTC_SUCCESS)
+      return Status::internal("reading the NVRTC output: " + nvrtc.error(rc));
+    output.metadata.emplace_back("format", cubin ? "cubin" : "ptx");
+    for (const auto& name : request.kernel_names) {
+      const char* lowered = nullptr;
+      if (nvrtc.GetLoweredName(program, name.c_str(), &lowered) == NVRTC_SUCCESS && lowered) {
+        output.metadata.emplace_back("lowered", std::string(lowered) + " " + name);
+      }
+    }
+    output.log = std::move(log);
+    return output;
+  }
+
+ private:
+  std::string program_log(nvrtcProgram program) const {
+    std::size_t size = 0;
+    if (api_->GetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+    std::string log(size, '\0');
+    if (api_->GetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+    log.resize(size - 1);  // the terminating NUL
+    return log;
+  }
+
+  std::string supported() const {
+    std::string list;
+    for (int arch : archs_) list += (list.empty() ? "sm_" : ", sm_") + std::to_string(arch);
+    return list.empty() ? "no arch" : list;
+  }
+
+  std::shared_ptr<const NvrtcApi> api_;
+  CompilerIdentity identity_;
+  std::vector<int> archs_;
+  std::vector<std::string> toolkit_dirs_;
+};
+
+// The include folder(s) of the toolkit libnvrtc came from.
+std::vector<std::string> toolkit_include_dirs_for(const std::string& library_path) {
+  std::vector<std::string> roots;
+  std::error_code error;
+  auto canonical = std::filesystem::weakly_canonical(library_path, error);
+  if (!error) roots.push_back(canonical.parent_path().parent_path().string());
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* root = std::getenv(var); root && *root) roots.emplace_back(root);
+  }
+  std::vector<std::string> dirs;
+  for (const auto& root : roots) {
+    const std::string include = root + "/include";
+    if (!std::filesystem::exists(include + "/cuda_fp16.h", error)) continue;
+    dirs.push_back(include);
+    // CUDA 13 moved CCCL (<cuda/std/...>, <cub/...>) into include/cccl.
+    if (std::filesystem::is_directory(include + "/cccl", error)) dirs.push_back(include + "/cccl");
+    break;
+  }
+  return dirs;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config) {
+  // One load per library asked for; a failed search is tried again next time.
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const NvrtcApi>> loaded;
+  std::shared_ptr<const NvrtcApi> api;
+  {
+    std::lock_guard lock(mutex);
+    auto& slot = loaded[config.nvrtc_library];
+    if (!slot) {
+      auto fresh = load_nvrtc(config.nvrtc_library);
+      if (!fresh) return fresh.status();
+      slot = *fresh;
+    }
+    api = slot;
+  }
+
+  int major = 0;
+  int minor = 0;
+  if (api->Version(&major, &minor) != NVRTC_SUCCESS)
+    return Status::unavailable("nvrtcVersion failed");
+  int count = 0;
+  std::vector<int> archs;
+  if (api->GetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    archs.resize(static_cast<std::size_t>(count));
+    api->GetSupportedArchs(archs.data());
+  }
+  const std::string path = api->library->path();
+  struct stat st {};
+  ::stat(path.c_str(), &st);
+  CompilerIdentity identity;
+  identity.backend = "nvrtc";
+  identity.id = "nvrtc";
+  // nvrtcVersion gives only major.minor; the library's size tells patch
+  // releases (which can change code generation) apart.
+  identity.version = "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " (" +
+                     std::filesystem::path(path).filename().string() + ", " +
+                     std::to_string(st.st_size) + " bytes)";
+  return std::unique_ptr<Compiler>(std::make_unique<NvrtcCompiler>(
+      api, std::move(identity), std::move(archs), toolkit_include_dirs_for(path)));
+}
+
+}  // namespace kcache

@@ -1,0 +1,160 @@
+// NVRTC compiles without a GPU: these run for real wherever libnvrtc is
+// (CI has the CUDA toolkit) and skip, saying why, where it is not.
+#include <gtest/gtest.h>
+
+#include <kcache/cache.h>
+
+#include "compiler/registry.h"
+#include "core/cache_internal.h"
+#include "fakes/fault_env.h"
+#include "fakes/temp_folder.h"
+
+namespace kcache {
+namespace {
+
+using testing::TempFolder;
+
+class NvrtcCompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CompilerConfig config;
+    config.backend = "nvrtc";
+    auto made = make_compiler(config);
+    if (!made) GTEST_SKIP() << "no NVRTC: " << made.status().message();
+    compiler = std::move(*made);
+  }
+  Result<CompileOutput> compile(const KernelRequest& request, const char* arch) {
+    auto target = compiler->resolve_target(*Target::parse(arch));
+    if (!target) return target.status();
+    return compiler->compile(request, *target);
+  }
+  std::unique_ptr<Compiler> compiler;
+};
+
+constexpr const char* kTemplated = R"(
+template <int TS>
+__global__ void scale(float* x, float a) { x[blockIdx.x * TS + threadIdx.x] *= a; }
+)";
+
+std::string field(const CompileOutput& out, const std::string& name) {
+  for (const auto& [key, value] : out.metadata) {
+    if (key == name) return value;
+  }
+  return {};
+}
+
+TEST_F(NvrtcCompilerTest, CubinForRealArchPtxForVirtual) {
+  KernelRequest request;
+  request.source = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }";
+  auto cubin = compile(request, "sm_90");
+  ASSERT_TRUE(cubin.is_ok()) << cubin.status().message() << cubin.status().details();
+  ASSERT_GT(cubin->binary.size(), 4u);
+  EXPECT_EQ(std::string(cubin->binary.begin(), cubin->binary.begin() + 4),
+            "\x7f"
+            "ELF");
+  EXPECT_EQ(field(*cubin, "format"), "cubin");
+  auto ptx = compile(request, "compute_90");
+  ASSERT_TRUE(ptx.is_ok());
+  EXPECT_EQ(field(*ptx, "format"), "ptx");
+  EXPECT_NE(std::string(ptx->binary.begin(), ptx->binary.end()).find(".visible .entry k"),
+            std::string::npos);
+}
+
+TEST_F(NvrtcCompilerTest, NameExpressionsAreLoweredAndStored) {
+  TempFolder dir;
+  testing::FaultEnv env;
+  env.vars["KCACHE_CUSTOM_CACHE_DIR"] = dir / "cache";
+  env.vars["KCACHE_SYSTEM_DB_PATH"] = dir / "system";
+  env.vars["KCACHE_LOG_LEVEL"] = "error";
+  env.home = dir.path();
+  KernelRequest request;
+  request.source = kTemplated;
+  request.kernel_names = {"scale<16>", "scale<32>"};
+  request.target = *Target::parse("sm_90_132");
+  auto first = (*open_cache_with_env({}, env))->get_or_compile(request, *compiler);
+  ASSERT_TRUE(first.is_ok()) << first.status().details();
+  EXPECT_EQ(first->lowered_name("scale<16>"), "_Z5scaleILi16EEvPff");
+  EXPECT_EQ(first->lowered_name("scale<32>"), "_Z5scaleILi32EEvPff");
+  auto again = (*open_cache_with_env({}, env))->get_or_compile(request, *compiler);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again->tier, TierKind::kUser);
+  EXPECT_EQ(again->lowered_name("scale<32>"), "_Z5scaleILi32EEvPff");
+  EXPECT_EQ(again->db, "sm_90_132");
+}
+
+TEST_F(NvrtcCompilerTest, CompileErrorCarriesTheLog) {
+  KernelRequest request;
+  request.source = "__global__ void k(float* x) { x[0] = not_declared; }";
+  auto out = compile(request, "sm_90");
+  ASSERT_FALSE(out.is_ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kCompileError);
+  EXPECT_NE(out.status().details().find("not_declared"), std::string::npos)
+      << out.status().details();
+}
+
+TEST_F(NvrtcCompilerTest, ToolkitAndInMemoryHeaders) {
+  KernelRequest request;
+  request.source = R"(
+#include <cuda_fp16.h>
+#include "params.h"
+__global__ void h(__half* x) { x[threadIdx.x] = __float2half(SCALE); })";
+  request.headers = {{"params.h", "#define SCALE 2.0f\n"}};
+  auto out = compile(request, "sm_90");
+  ASSERT_TRUE(out.is_ok()) << out.status().message() << "\n" << out.status().details();
+  // cuda_fp16.h is the toolkit's: covered by the version, not hashed.
+  for (const auto& dir : compiler->toolkit_include_dirs()) EXPECT_FALSE(dir.empty());
+  EXPECT_FALSE(compiler->toolkit_include_dirs().empty());
+}
+
+TEST_F(NvrtcCompilerTest, HeaderOnDiskChangesTheKey) {
+  TempFolder dir;
+  testing::write_file(dir / "inc/p.h", "#define SCALE 1.0f\n");
+  testing::FaultEnv env;
+  env.vars["KCACHE_CUSTOM_CACHE_DIR"] = dir / "cache";
+  env.vars["KCACHE_SYSTEM_DB_PATH"] = dir / "system";
+  env.vars["KCACHE_LOG_LEVEL"] = "error";
+  env.home = dir.path();
+  KernelRequest request;
+  request.source = "#include <p.h>\nextern \"C\" __global__ void k(float* x) { x[0] = SCALE; }";
+  request.options = "--include-path=" + (dir / "inc");
+  request.target = *Target::parse("sm_90");
+  auto cache = *open_cache_with_env({}, env);
+  auto first = cache->get_or_compile(request, *compiler);
+  ASSERT_TRUE(first.is_ok()) << first.status().details();
+  testing::write_file(dir / "inc/p.h", "#define SCALE 2.0f\n");
+  auto second = cache->get_or_compile(request, *compiler);
+  ASSERT_TRUE(second.is_ok());
+  EXPECT_EQ(second->tier, TierKind::kCompiled);
+  EXPECT_NE(first->key, second->key);
+  EXPECT_NE(std::vector<std::uint8_t>(first->binary().begin(), first->binary().end()),
+            std::vector<std::uint8_t>(second->binary().begin(), second->binary().end()));
+}
+
+TEST_F(NvrtcCompilerTest, TargetsAndOptionsAreChecked) {
+  EXPECT_EQ(compiler->resolve_target({}).status().code(), StatusCode::kInvalidArgument);
+  auto old = compiler->resolve_target(*Target::parse("sm_37"));
+  EXPECT_EQ(old.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(old.status().message().find("sm_90"), std::string::npos);  // lists what it supports
+  EXPECT_EQ(compiler->resolve_target(*Target::parse("gfx906")).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(compiler->resolve_target(*Target::parse("sm_90a_132")).is_ok());
+  KernelRequest request;
+  request.source = "__global__ void k() {}";
+  request.options = "-arch=sm_80";
+  EXPECT_EQ(compile(request, "sm_90").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(compiler->identity().version.starts_with("nvrtc "));
+}
+
+TEST(NvrtcMissingTest, AMissingLibraryIsNamed) {
+  CompilerConfig config;
+  config.backend = "nvrtc";
+  config.nvrtc_library = "/nonexistent/libnvrtc.so.99";
+  auto made = make_compiler(config);  // a named library is the only one tried
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(made.status().message().find("/nonexistent/libnvrtc.so.99"), std::string::npos)
+      << made.status().message();
+}
+
+}  // namespace
+}  // namespace kcache
