@@ -94,7 +94,10 @@ class [[nodiscard]] Result {
   T&& operator*() && { return std::move(*this).value(); }
 
   // The error; an ok Status when this holds a value.
-  [[nodiscard]] Status status() const { return is_ok() ? Status() : std::get<1>(state_); }
+  [[nodiscard]] const Status& status() const {
+    static const Status ok_status;
+    return is_ok() ? ok_status : std::get<1>(state_);
+  }
 
  private:
   std::variant<T, Status> state_;
