@@ -1,0 +1,439 @@
+// cuda_load_bench: "kernel ready" time on a real GPU, one phase per process.
+//
+//   cuda_load_bench gen      --dir D [--small N] [--big M]   write the kernel sources
+//   cuda_load_bench prepare  --dir D   compile all through kcache (user tier), time NVRTC
+//                                      (cold if CUDA_CACHE_DISABLE=1), write raw cubin/ptx,
+//                                      export the user database to D/system/
+//   cuda_load_bench measure  --dir D --mode M --set S   M: floor | user | system | ptx
+//   cuda_load_bench nvrtc    --dir D --set S            NVRTC compile only
+//
+// Every phase prints one line per kernel: "<mode> <set> <id> <microseconds>"
+// and, for kcache modes, "setup <mode> <microseconds>" (Cache::open,
+// make_compiler, ModuleLoader::create: once per process). The driver
+// script (run_load_bench.py) runs each phase in a fresh process and
+// computes the medians.
+//
+// Each kernel is timed from the request to a CUfunction: for `floor`,
+// cuModuleLoadData + cuModuleGetFunction from bytes already in memory; for
+// kcache, ModuleLoader::get_function (key, tier read and check, load); for
+// `ptx`, cuModuleLoadData of PTX (the driver's JIT cache decides the cost).
+#include <kcache/cache.h>
+#include <kcache/cuda.h>
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double micros_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "cuda_load_bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
+// --- kernels -----------------------------------------------------------------
+
+struct Kernel {
+  std::string id;      // "small_07"
+  std::string set;     // "small" or "big"
+  std::string source;  // CUDA C++
+  std::vector<std::string> names;  // name expressions; names[0] is looked up
+};
+
+std::string small_source(int variant) {
+  return "#define VARIANT " + std::to_string(variant) + R"(
+// Tiled SGEMM, one output per thread (the kind of kernel a JIT library
+// generates in many small variants).
+extern "C" __global__ void sgemm_tiled(int M, int N, int K, const float* __restrict__ A,
+                                       const float* __restrict__ B, float* __restrict__ C) {
+  __shared__ float As[16][16];
+  __shared__ float Bs[16][16];
+  int row = blockIdx.y * 16 + threadIdx.y;
+  int col = blockIdx.x * 16 + threadIdx.x;
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? A[row * K + k0 + threadIdx.x] : 0.0f;
+    Bs[threadIdx.y][threadIdx.x] = (col < N && k0 + threadIdx.y < K) ? B[(k0 + threadIdx.y) * N + col] : 0.0f;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 16; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < M && col < N) C[row * N + col] = acc * (1.0f + VARIANT * 1e-3f);
+}
+)";
+}
+
+// Register-tiled GEMM, 9 instantiations per module: a large module (the
+// kind a GEMM library ships per problem family).
+std::string big_source(int variant) {
+  return "#define VARIANT " + std::to_string(variant) + R"(
+template <int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+gemm_rt(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+        float* __restrict__ C, float alpha) {
+  __shared__ float As[BK][BM];
+  __shared__ float Bs[BK][BN];
+  float acc[TM][TN];
+#pragma unroll
+  for (int m = 0; m < TM; ++m)
+#pragma unroll
+    for (int n = 0; n < TN; ++n) acc[m][n] = 0.0f;
+  float ra[TM];
+  float rb[TN];
+  const int tid = threadIdx.x;
+  const int tx = tid % (BN / TN);
+  const int ty = tid / (BN / TN);
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    for (int i = tid; i < BM * BK; i += blockDim.x) {
+      int r = i / BK, c = i % BK, gr = blockIdx.y * BM + r, gc = k0 + c;
+      As[c][r] = (gr < M && gc < K) ? A[gr * K + gc] : 0.0f;
+    }
+    for (int i = tid; i < BK * BN; i += blockDim.x) {
+      int r = i / BN, c = i % BN, gr = k0 + r, gc = blockIdx.x * BN + c;
+      Bs[r][c] = (gr < K && gc < N) ? B[gr * N + gc] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+#pragma unroll
+      for (int m = 0; m < TM; ++m) ra[m] = As[k][ty * TM + m];
+#pragma unroll
+      for (int n = 0; n < TN; ++n) rb[n] = Bs[k][tx * TN + n];
+#pragma unroll
+      for (int m = 0; m < TM; ++m)
+#pragma unroll
+        for (int n = 0; n < TN; ++n) acc[m][n] += ra[m] * rb[n];
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int m = 0; m < TM; ++m)
+#pragma unroll
+    for (int n = 0; n < TN; ++n) {
+      int r = blockIdx.y * BM + ty * TM + m, c = blockIdx.x * BN + tx * TN + n;
+      if (r < M && c < N) C[r * N + c] = alpha * acc[m][n] * (1.0f + VARIANT * 1e-3f);
+    }
+}
+)";
+}
+
+const char* kBigInstances[] = {
+    "gemm_rt<64, 64, 8, 4, 4>",    "gemm_rt<64, 64, 16, 4, 4>",   "gemm_rt<128, 64, 8, 8, 4>",
+    "gemm_rt<64, 128, 8, 4, 8>",   "gemm_rt<128, 128, 8, 8, 8>",  "gemm_rt<128, 128, 16, 8, 8>",
+    "gemm_rt<64, 64, 32, 4, 4>",   "gemm_rt<128, 64, 16, 8, 4>",  "gemm_rt<64, 128, 16, 4, 8>"};
+
+std::string two_digits(int i) { return (i < 10 ? "0" : "") + std::to_string(i); }
+
+std::vector<Kernel> make_kernels(int small, int big) {
+  std::vector<Kernel> kernels;
+  for (int i = 0; i < small; ++i) {
+    kernels.push_back({"small_" + two_digits(i), "small", small_source(i), {"sgemm_tiled"}});
+  }
+  for (int i = 0; i < big; ++i) {
+    Kernel k{"big_" + two_digits(i), "big", big_source(i), {}};
+    for (const char* name : kBigInstances) k.names.emplace_back(name);
+    kernels.push_back(std::move(k));
+  }
+  return kernels;
+}
+
+// The manifest: "<id> <set>" lines, plus <id>.cu and <id>.names files.
+void write_kernels(const fs::path& dir, const std::vector<Kernel>& kernels) {
+  fs::create_directories(dir / "src");
+  std::ofstream manifest(dir / "kernels.txt");
+  for (const auto& k : kernels) {
+    manifest << k.id << " " << k.set << "\n";
+    std::ofstream(dir / "src" / (k.id + ".cu")) << k.source;
+    std::ofstream names(dir / "src" / (k.id + ".names"));
+    for (const auto& n : k.names) names << n << "\n";
+  }
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) die("cannot read " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<Kernel> read_kernels(const fs::path& dir, const std::string& set) {
+  std::vector<Kernel> kernels;
+  std::ifstream manifest(dir / "kernels.txt");
+  std::string id, kernel_set;
+  while (manifest >> id >> kernel_set) {
+    if (!set.empty() && kernel_set != set) continue;
+    Kernel k{id, kernel_set, read_text(dir / "src" / (id + ".cu")), {}};
+    std::ifstream names(dir / "src" / (id + ".names"));
+    for (std::string line; std::getline(names, line);) {
+      if (!line.empty()) k.names.push_back(line);
+    }
+    kernels.push_back(std::move(k));
+  }
+  if (kernels.empty()) die("no kernels in " + (dir / "kernels.txt").string() + " for set " + set);
+  return kernels;
+}
+
+// --- the driver, for the floor and the PTX path ------------------------------------
+
+struct Driver {
+  using CUresult = int;
+  CUresult (*Init)(unsigned) = nullptr;
+  CUresult (*DeviceGet)(int*, int) = nullptr;
+  CUresult (*PrimaryCtxRetain)(void**, int) = nullptr;
+  CUresult (*CtxSetCurrent)(void*) = nullptr;
+  CUresult (*ModuleLoadData)(void**, const void*) = nullptr;
+  CUresult (*ModuleGetFunction)(void**, void*, const char*) = nullptr;
+  CUresult (*GetErrorString)(CUresult, const char**) = nullptr;
+
+  void load() {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (lib == nullptr) die("no libcuda.so.1: " + std::string(dlerror()));
+    auto bind = [lib](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (fn == nullptr) die(std::string("libcuda has no ") + name);
+    };
+    bind(Init, "cuInit");
+    bind(DeviceGet, "cuDeviceGet");
+    bind(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    bind(CtxSetCurrent, "cuCtxSetCurrent");
+    bind(ModuleLoadData, "cuModuleLoadData");
+    bind(ModuleGetFunction, "cuModuleGetFunction");
+    bind(GetErrorString, "cuGetErrorString");
+  }
+  void check(CUresult rc, const char* what) const {
+    if (rc == 0) return;
+    const char* text = nullptr;
+    GetErrorString(rc, &text);
+    die(std::string(what) + ": " + (text ? text : std::to_string(rc)));
+  }
+  // The primary context of device 0, made current: outside every timing.
+  void make_context() const {
+    check(Init(0), "cuInit");
+    int device = 0;
+    check(DeviceGet(&device, 0), "cuDeviceGet");
+    void* context = nullptr;
+    check(PrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
+    check(CtxSetCurrent(context), "cuCtxSetCurrent");
+  }
+};
+
+// --- kcache setup ------------------------------------------------------------------
+
+struct KcacheSetup {
+  std::unique_ptr<kcache::Cache> cache;
+  std::unique_ptr<kcache::Compiler> compiler;
+};
+
+KcacheSetup open_kcache(const fs::path& user_dir, const fs::path& system_dir) {
+  KcacheSetup setup;
+  kcache::CacheOptions options;
+  options.cache_dir = user_dir.string();
+  options.system_db_path = system_dir.string();
+  options.memory_cache_size = 0;  // every request reads its tier
+  options.log_level = kcache::LogLevel::kError;
+  auto cache = kcache::Cache::open(options);
+  if (!cache) die(cache.status().message());
+  setup.cache = std::move(*cache);
+  kcache::CompilerConfig config;
+  config.backend = "nvrtc";
+  auto compiler = kcache::make_compiler(config);
+  if (!compiler) die(compiler.status().message());
+  setup.compiler = std::move(*compiler);
+  return setup;
+}
+
+// Times the compiler inside a kcache miss.
+class TimedCompiler final : public kcache::Compiler {
+ public:
+  explicit TimedCompiler(kcache::Compiler& inner) : inner_(inner) {}
+  const kcache::CompilerIdentity& identity() const override { return inner_.identity(); }
+  std::vector<std::string> toolkit_include_dirs() const override {
+    return inner_.toolkit_include_dirs();
+  }
+  kcache::Result<kcache::Target> resolve_target(const kcache::Target& t) const override {
+    return inner_.resolve_target(t);
+  }
+  kcache::Result<kcache::CompileOutput> compile(const kcache::KernelRequest& request,
+                                                const kcache::Target& target) override {
+    auto start = Clock::now();
+    auto out = inner_.compile(request, target);
+    last_us = micros_since(start);
+    return out;
+  }
+  double last_us = 0;
+
+ private:
+  kcache::Compiler& inner_;
+};
+
+kcache::KernelRequest request_for(const Kernel& k, const kcache::Target& target) {
+  kcache::KernelRequest request;
+  request.source = k.source;
+  request.kernel_names = k.names;
+  request.options = "-std=c++17";
+  request.target = target;
+  return request;
+}
+
+void write_bytes(const fs::path& path, std::span<const std::uint8_t> bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// --- phases ---------------------------------------------------------------------
+
+int prepare(const fs::path& dir) {
+  Driver driver;
+  driver.load();
+  driver.make_context();
+  KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
+  TimedCompiler timed(*kc.compiler);
+  auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, timed);
+  if (!loader) die(loader.status().message());
+  auto target = (*loader)->current_target();
+  if (!target) die(target.status().message());
+  std::printf("target %s\n", target->to_string().c_str());
+  fs::create_directories(dir / "raw");
+  fs::create_directories(dir / "system");
+  kcache::CompilerConfig ptx_config;
+  ptx_config.backend = "nvrtc";
+  auto ptx_compiler = kcache::make_compiler(ptx_config);
+  for (const auto& k : read_kernels(dir, "")) {
+    auto loaded = (*loader)->get_function(request_for(k, *target), k.names[0]);
+    if (!loaded) die(k.id + ": " + loaded.status().message() + "\n" + loaded.status().details());
+    if (loaded->tier != kcache::TierKind::kCompiled) die(k.id + " was not compiled: reuse a fresh dir");
+    std::printf("nvrtc_cold %s %s %.1f\n", k.set.c_str(), k.id.c_str(), timed.last_us);
+    auto cubin = kc.cache->get_or_compile(request_for(k, *target), timed);
+    write_bytes(dir / "raw" / (k.id + ".cubin"), cubin->binary());
+    std::ofstream(dir / "raw" / (k.id + ".lowered")) << loaded->lowered_name;
+    auto ptx_target = kcache::Target::parse("compute_" + target->arch.substr(3));
+    auto ptx = (*ptx_compiler)->compile(request_for(k, *ptx_target), *ptx_target);
+    if (!ptx) die(k.id + " ptx: " + ptx.status().message());
+    write_bytes(dir / "raw" / (k.id + ".ptx"), ptx->binary);
+    std::printf("size %s %s cubin %zu ptx %zu\n", k.set.c_str(), k.id.c_str(),
+                cubin->binary().size(), ptx->binary.size());
+  }
+  auto exported = kc.cache->export_db(target->db_basename(),
+                                      (dir / "system" / (target->db_basename() + ".kdb")).string());
+  if (!exported) die("export: " + exported.status().message());
+  std::printf("exported %llu entries to %s\n", static_cast<unsigned long long>(*exported),
+              (dir / "system").c_str());
+  return 0;
+}
+
+std::vector<std::uint8_t> read_bytes(const fs::path& path) {
+  std::string text = read_text(path);
+  std::vector<std::uint8_t> bytes(text.begin(), text.end());
+  bytes.push_back(0);  // PTX is text: cuModuleLoadData wants it NUL-terminated
+  return bytes;
+}
+
+int measure(const fs::path& dir, const std::string& mode, const std::string& set) {
+  Driver driver;
+  driver.load();
+  driver.make_context();
+  auto kernels = read_kernels(dir, set);
+  if (mode == "floor" || mode == "ptx") {
+    std::vector<std::vector<std::uint8_t>> images;
+    std::vector<std::string> symbols;
+    for (const auto& k : kernels) {
+      images.push_back(read_bytes(dir / "raw" / (k.id + (mode == "floor" ? ".cubin" : ".ptx"))));
+      symbols.push_back(read_text(dir / "raw" / (k.id + ".lowered")));
+    }
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      auto start = Clock::now();
+      void* module = nullptr;
+      void* function = nullptr;
+      driver.check(driver.ModuleLoadData(&module, images[i].data()), "cuModuleLoadData");
+      driver.check(driver.ModuleGetFunction(&function, module, symbols[i].c_str()),
+                   "cuModuleGetFunction");
+      std::printf("%s %s %s %.2f\n", mode.c_str(), set.c_str(), kernels[i].id.c_str(),
+                  micros_since(start));
+    }
+    return 0;
+  }
+  if (mode != "user" && mode != "system") die("unknown mode " + mode);
+  auto setup_start = Clock::now();
+  // user: the user cache of `prepare`, no packages; system: an empty user
+  // cache, the exported package.
+  KcacheSetup kc = mode == "user" ? open_kcache(dir / "cache", dir / "no-system")
+                                  : open_kcache(dir / "empty-user", dir / "system");
+  auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, *kc.compiler);
+  if (!loader) die(loader.status().message());
+  auto target = (*loader)->current_target();
+  if (!target) die(target.status().message());
+  std::printf("setup %s %.1f\n", mode.c_str(), micros_since(setup_start));
+  std::vector<kcache::KernelRequest> requests;
+  for (const auto& k : kernels) requests.push_back(request_for(k, kcache::Target{}));
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    auto start = Clock::now();
+    auto loaded = (*loader)->get_function(requests[i], kernels[i].names[0]);
+    double us = micros_since(start);
+    if (!loaded) die(kernels[i].id + ": " + loaded.status().message());
+    const bool expected = (mode == "user" && loaded->tier == kcache::TierKind::kUser) ||
+                          (mode == "system" && loaded->tier == kcache::TierKind::kSystem);
+    if (!expected) {
+      die(kernels[i].id + " came from the " + std::string(kcache::tier_name(loaded->tier)) +
+          " tier, not " + mode);
+    }
+    std::printf("%s %s %s %.2f\n", mode.c_str(), set.c_str(), kernels[i].id.c_str(), us);
+  }
+  return 0;
+}
+
+int nvrtc_only(const fs::path& dir, const std::string& set, const std::string& arch) {
+  kcache::CompilerConfig config;
+  config.backend = "nvrtc";
+  auto compiler = kcache::make_compiler(config);
+  if (!compiler) die(compiler.status().message());
+  auto target = (*compiler)->resolve_target(*kcache::Target::parse(arch));
+  if (!target) die(target.status().message());
+  for (const auto& k : read_kernels(dir, set)) {
+    auto start = Clock::now();
+    auto out = (*compiler)->compile(request_for(k, *target), *target);
+    double us = micros_since(start);
+    if (!out) die(k.id + ": " + out.status().message());
+    std::printf("nvrtc %s %s %.1f\n", k.set.c_str(), k.id.c_str(), us);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) die("usage: cuda_load_bench gen|prepare|measure|nvrtc --dir D [...]");
+  std::map<std::string, std::string> args;
+  for (int i = 2; i + 1 < argc; i += 2) args[argv[i]] = argv[i + 1];
+  const std::string command = argv[1];
+  if (!args.contains("--dir")) die("--dir is required");
+  const fs::path dir = args["--dir"];
+  if (command == "gen") {
+    int small = args.contains("--small") ? std::stoi(args["--small"]) : 40;
+    int big = args.contains("--big") ? std::stoi(args["--big"]) : 8;
+    write_kernels(dir, make_kernels(small, big));
+    std::printf("wrote %d small and %d big kernels to %s\n", small, big, dir.c_str());
+    return 0;
+  }
+  if (command == "prepare") return prepare(dir);
+  if (command == "measure") return measure(dir, args["--mode"], args["--set"]);
+  if (command == "nvrtc") return nvrtc_only(dir, args["--set"], args.contains("--arch") ? args["--arch"] : "sm_90");
+  die("unknown command " + command);
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Kernel-ready time on a GPU: kcache against the load floor and its peers.
+
+    run_load_bench.py --bench BUILD/bench/cuda_load_bench --work DIR [--repeats 3]
+                      [--small 40] [--big 8] [--out results.md]
+
+Every measurement runs in a fresh process (cuda_load_bench or cupy_load.py);
+per kernel, the median over the repeats is taken, then the median over the
+kernels of a set. Phases:
+  NVRTC cold     prepare, CUDA_CACHE_DISABLE=1 (NVRTC 13 keeps its PTX->SASS
+                 step in the driver's cache; off here), through a kcache miss
+  floor          cuModuleLoadData + cuModuleGetFunction from bytes in memory
+  kcache user    ModuleLoader::get_function, the user tier of `prepare`
+  kcache system  the same from the exported .kdb, empty user tier
+  driver JIT     PTX through cuModuleLoadData, CUDA_CACHE_PATH warm (2nd process)
+  CuPy           cupy.RawModule, CUPY_CACHE_DIR warm (2nd process)
+  NVRTC warm     NVRTC compile again with the driver's cache warm (2nd process)
+"""
+import argparse
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(cmd, env_extra=None, unset=()):
+    env = dict(os.environ)
+    for name in unset:
+        env.pop(name, None)
+    env.update(env_extra or {})
+    started = time.time()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, cmd))}")
+    print(f"  {time.time() - started:6.1f} s  {' '.join(map(str, cmd[1:4]))} {env_extra or ''}",
+          file=sys.stderr, flush=True)
+    return proc.stdout
+
+
+def parse(output, kinds):
+    """{(kind, set, id): us} from '<kind> <set> <id> <us>' lines."""
+    values = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] in kinds:
+            values[(parts[0], parts[1], parts[2])] = float(parts[3])
+    return values
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bench", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--small", type=int, default=40)
+    parser.add_argument("--big", type=int, default=8)
+    parser.add_argument("--out")
+    parser.add_argument("--skip-cupy", action="store_true")
+    args = parser.parse_args()
+    bench = str(pathlib.Path(args.bench).resolve())
+    work = pathlib.Path(args.work).resolve()
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    cupy_script = str(pathlib.Path(__file__).with_name("cupy_load.py"))
+    sets = ["small", "big"]
+    samples = {}  # (kind, set, id) -> [us]
+
+    def add(values):
+        for key, us in values.items():
+            samples.setdefault(key, []).append(us)
+
+    print(run([bench, "gen", "--dir", work, "--small", str(args.small), "--big", str(args.big)]),
+          file=sys.stderr)
+    prepared = run([bench, "prepare", "--dir", work], {"CUDA_CACHE_DISABLE": "1"})
+    add(parse(prepared, {"nvrtc_cold"}))
+    sizes = {}
+    target = "?"
+    for line in prepared.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "size":
+            sizes.setdefault(parts[1], []).append(int(parts[4]))
+        if parts and parts[0] == "target":
+            target = parts[1]
+
+    jit = {"CUDA_CACHE_PATH": str(work / "driver-jit"), "CUDA_CACHE_MAXSIZE": "4294967296"}
+    setup = {}
+    for s in sets:  # populate the driver's JIT cache with the PTX
+        add({("ptx_cold",) + k[1:]: v for k, v in
+             parse(run([bench, "measure", "--dir", work, "--mode", "ptx", "--set", s], jit,
+                       unset=["CUDA_CACHE_DISABLE"]), {"ptx"}).items()})
+    if not args.skip_cupy:
+        cupy_env = {"CUPY_CACHE_DIR": str(work / "cupy-cache")}
+        for s in sets:  # populate CuPy's cache
+            add({("cupy_cold",) + k[1:]: v for k, v in
+                 parse(run([sys.executable, cupy_script, "--dir", work, "--set", s], cupy_env),
+                       {"cupy"}).items()})
+    for _ in range(args.repeats):
+        for s in sets:
+            add(parse(run([bench, "measure", "--dir", work, "--mode", "floor", "--set", s]),
+                      {"floor"}))
+            for mode in ("user", "system"):
+                out = run([bench, "measure", "--dir", work, "--mode", mode, "--set", s])
+                add(parse(out, {mode}))
+                for line in out.splitlines():
+                    if line.startswith("setup "):
+                        setup.setdefault(mode, []).append(float(line.split()[2]))
+            add(parse(run([bench, "measure", "--dir", work, "--mode", "ptx", "--set", s], jit,
+                          unset=["CUDA_CACHE_DISABLE"]), {"ptx"}))
+            if not args.skip_cupy:
+                add(parse(run([sys.executable, cupy_script, "--dir", work, "--set", s], cupy_env),
+                          {"cupy"}))
+    nvrtc_jit = {"CUDA_CACHE_PATH": str(work / "nvrtc-jit"), "CUDA_CACHE_MAXSIZE": "4294967296"}
+    for s in sets:
+        run([bench, "nvrtc", "--dir", work, "--set", s, "--arch", target.rsplit("_", 1)[0]],
+            nvrtc_jit, unset=["CUDA_CACHE_DISABLE"])  # populates
+        add({("nvrtc_warm",) + k[1:]: v for k, v in
+             parse(run([bench, "nvrtc", "--dir", work, "--set", s, "--arch",
+                        target.rsplit("_", 1)[0]], nvrtc_jit, unset=["CUDA_CACHE_DISABLE"]),
+                   {"nvrtc"}).items()})
+
+    def set_median(kind, s):
+        per_kernel = [statistics.median(v) for (k, ks, _), v in samples.items()
+                      if k == kind and ks == s]
+        return statistics.median(per_kernel) if per_kernel else None
+
+    def per_kernel_ratio(kind, s):
+        ratios = []
+        for (k, ks, kid), v in samples.items():
+            if k == kind and ks == s and ("floor", s, kid) in samples:
+                ratios.append(statistics.median(v) / statistics.median(samples[("floor", s, kid)]))
+        return statistics.median(ratios) if ratios else None
+
+    rows = [("NVRTC compile, cold (CUDA_CACHE_DISABLE=1)", "nvrtc_cold"),
+            ("NVRTC compile, driver cache warm (2nd process)", "nvrtc_warm"),
+            ("floor: cuModuleLoadData + cuModuleGetFunction from memory", "floor"),
+            ("**kcache warm, user tier** (request -> CUfunction)", "user"),
+            ("**kcache warm, system tier** (.kdb)", "system"),
+            ("CUDA driver JIT cache, PTX, warm", "ptx"),
+            ("CUDA driver JIT, PTX, cold (1st process)", "ptx_cold"),
+            ("CuPy RawModule, warm cache", "cupy"),
+            ("CuPy RawModule, cold (1st process)", "cupy_cold")]
+
+    def fmt(us):
+        if us is None:
+            return "—"
+        return f"{us / 1000:.1f} ms" if us >= 1000 else f"{us:.1f} µs"
+
+    lines = [f"Target {target}; {args.small} small kernels (cubin "
+             f"{min(sizes.get('small', [0]))}–{max(sizes.get('small', [0]))} B), {args.big} big "
+             f"modules of 9 instantiations (cubin {min(sizes.get('big', [0]))}–"
+             f"{max(sizes.get('big', [0]))} B); {args.repeats} fresh processes per warm phase; "
+             "median over kernels of the per-kernel median.", "",
+             "| per kernel | small | big | small / floor | big / floor |",
+             "|---|---|---|---|---|"]
+    for label, kind in rows:
+        lines.append(f"| {label} | {fmt(set_median(kind, 'small'))} | {fmt(set_median(kind, 'big'))}"
+                     f" | {per_kernel_ratio(kind, 'small') or 0:.2f}× | "
+                     f"{per_kernel_ratio(kind, 'big') or 0:.2f}× |")
+    for mode, values in setup.items():
+        lines.append(f"\nOnce per process, kcache {mode}: Cache::open + make_compiler(nvrtc) + "
+                     f"ModuleLoader::create = {statistics.median(values) / 1000:.1f} ms (median).")
+    targets = []
+    for s in sets:
+        for mode in ("user", "system"):
+            r = per_kernel_ratio(mode, s)
+            targets.append(f"kcache {mode} / floor, {s}: {r:.2f}× "
+                           f"({'met' if r is not None and r <= 1.25 else 'NOT met'}, target ≤ 1.25×)")
+    lines += ["", *targets]
+    text = "\n".join(lines)
+    print(text)
+    raw = "\n".join(f"{k[0]} {k[1]} {k[2]} " + " ".join(f"{x:.2f}" for x in v)
+                    for k, v in sorted(samples.items()))
+    if args.out:
+        pathlib.Path(args.out).write_text(text + "\n")
+        pathlib.Path(args.out).with_suffix(".raw.txt").write_text(raw + "\n")
+
+
+if __name__ == "__main__":
+    main()

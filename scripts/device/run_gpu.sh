@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The GPU pass, in one call on the device machine (see pack.sh): the GPU
+# tests for real, the CUDA demo cold then warm, and the kernel-ready
+# benchmark against the load floor, the CUDA driver's JIT cache and CuPy.
+# Everything it prints also lands in $OUT (or ./gpu-out).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+b=$PWD/build-device
+export LD_LIBRARY_PATH=$b/src:$b/deps:${LD_LIBRARY_PATH:-}
+export KCACHE_LOG_LEVEL=${KCACHE_LOG_LEVEL:-warning}
+status=0
+step() { echo; echo "=== $* ==="; }
+
+{
+  step machine
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  ldd "$b/tools/kcache/kcache" | grep -i "not found" && status=1
+  python3 -c 'import cupy; print("cupy", cupy.__version__)' || true
+
+  step "GPU tests (the CUDA loader, NVRTC)"
+  "$b/tests/kcache_cuda_tests" || status=1
+  "$b/tests/kcache_compiler_tests" --gtest_filter='Nvrtc*' || status=1
+
+  if [ -x "$b/examples/cuda/kcache_cuda_demo" ]; then
+    step "CUDA demo: cold, then warm"
+    KCACHE_CUDA_DEMO=$b/examples/cuda/kcache_cuda_demo bash examples/cuda/run_cuda_demo.sh || status=1
+  fi
+
+  step "kernel-ready benchmark"
+  python3 bench/cuda/run_load_bench.py --bench "$b/bench/cuda_load_bench" \
+    --work /tmp/kcache-load-bench --repeats "${REPEATS:-3}" --out "$out/load_bench.md" || status=1
+  exit "$status"
+} 2>&1 | tee "$out/gpu_run.log"
+exit "${PIPESTATUS[0]}"
