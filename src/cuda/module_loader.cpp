@@ -112,6 +112,10 @@ class ModuleLoader::Impl {
   Result<Target> current_target() {
     auto context = current_context();
     if (!context) return context.status();
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = targets_.find(*context); it != targets_.end()) return it->second;
+    }
     CUdevice device = 0;
     int major = 0;
     int minor = 0;
@@ -129,7 +133,10 @@ class ModuleLoader::Impl {
       rc = driver_->DeviceGetAttribute(&units, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
     }
     if (rc != CUDA_SUCCESS) return Status::unavailable("device attributes: " + driver_->error(rc));
-    return Target{"sm_" + std::to_string(major * 10 + minor), "", units};
+    Target target{"sm_" + std::to_string(major * 10 + minor), "", units};
+    std::lock_guard lock(mutex_);
+    targets_[*context] = target;  // a context's device never changes
+    return target;
   }
 
   Result<LoadedKernel> get_function(const KernelRequest& request, std::string_view kernel) {
@@ -192,6 +199,7 @@ class ModuleLoader::Impl {
   std::shared_ptr<const DriverApi> driver_;
   std::mutex mutex_;
   std::map<std::pair<CUcontext, CacheKey>, CUmodule> modules_;
+  std::map<CUcontext, Target> targets_;
 };
 
 ModuleLoader::ModuleLoader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
