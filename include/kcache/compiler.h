@@ -13,6 +13,19 @@
 //              KCACHE_NVRTC_LIBRARY, the loader path, CUDA_HOME or
 //              /usr/local/cuda). Target sm_NN gives CUBIN, compute_NN PTX.
 //              The identity holds the NVRTC version.
+//   "hip"      HIP C++ through hipRTC (ROCm 5's libamdhip64, see
+//              CompilerConfig::hip_library), for targets such as gfx906,
+//              gfx90a:sramecc+:xnack- or gfx1030; no AMD GPU is needed.
+//              Output: the code object (AMDGPU ELF, format "hsaco"); name
+//              expressions are lowered like NVRTC's. Every compile runs in a
+//              helper process, kcache-hip-worker (installed in
+//              <libexecdir>/kcache; KCACHE_HIP_WORKER overrides), so a
+//              compiler crash is a kCompileError naming the target and the
+//              signal, never the end of the program. resolve_target refuses a
+//              target the installed comgr does not list (gfx1100 on ROCm 5.2)
+//              with kUnavailable, and a malformed or foreign one, or a feature
+//              the arch does not take, with kInvalidArgument. The identity
+//              holds the hipRTC and comgr versions and their files' sizes.
 //   "command"  an external compiler command line with {in} and {out}
 //              placeholders; identified by `compiler_id` or by the hash of
 //              the output of `<program> --version`.
@@ -78,7 +91,7 @@ class KCACHE_EXPORT Compiler {
 
 // How to build a compiler by backend name (the CLI and the C API use this).
 struct KCACHE_EXPORT CompilerConfig {
-  std::string backend{};  // "opencl", "nvrtc" or "command"
+  std::string backend{};  // "opencl", "nvrtc", "hip" or "command"
 
   // command: the command line, e.g. "clang -c -x cl {in} -o {out}". {in} is
   // replaced by a file holding the source, {out} by the file to read back.
@@ -102,6 +115,10 @@ struct KCACHE_EXPORT CompilerConfig {
 
   // nvrtc: the libnvrtc to load (a path or soname); searched when empty.
   std::string nvrtc_library{};
+  // hip: the libamdhip64 that holds hipRTC (a path or soname), loaded by the
+  // worker process; when empty, KCACHE_HIP_LIBRARY, else libamdhip64.so.5,
+  // libamdhip64.so, then $ROCM_PATH/lib, $HIP_PATH/lib and /opt/rocm/lib.
+  std::string hip_library{};
 };
 
 // Creates the compiler a config names. kInvalidArgument for an unknown

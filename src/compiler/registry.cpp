@@ -10,6 +10,7 @@ std::vector<std::string> compiler_backends() {
   names.push_back("opencl");
 #endif
   names.push_back("nvrtc");
+  names.push_back("hip");
   names.push_back("command");
   return names;
 }
@@ -19,6 +20,7 @@ Result<std::unique_ptr<Compiler>> make_compiler(const CompilerConfig& config) {
   if (config.backend == "opencl") return make_opencl_compiler(config);
 #endif
   if (config.backend == "nvrtc") return make_nvrtc_compiler(config);
+  if (config.backend == "hip") return make_hip_compiler(config);
   if (config.backend == "command") return make_command_compiler(config);
   std::string known;
   for (const auto& name : compiler_backends()) known += (known.empty() ? "" : ", ") + name;

@@ -11,5 +11,6 @@ namespace kcache {
 Result<std::unique_ptr<Compiler>> make_opencl_compiler(const CompilerConfig& config);
 Result<std::unique_ptr<Compiler>> make_command_compiler(const CompilerConfig& config);
 Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config);
+Result<std::unique_ptr<Compiler>> make_hip_compiler(const CompilerConfig& config);
 
 }  // namespace kcache

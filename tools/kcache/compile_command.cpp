@@ -30,6 +30,7 @@ struct CompileArgs {
   std::vector<std::string> include_dirs;
   std::vector<std::string> headers;  // NAME=FILE
   std::string nvrtc_library;
+  std::string hip_library;
   int platform = -1;
   int device = 0;
   bool json = false;
@@ -99,6 +100,7 @@ int run_compile(const CompileArgs& args) {
   config.compiler_id = args.compiler_id;
   config.command_input_name = std::filesystem::path(args.source).filename().string();
   config.nvrtc_library = args.nvrtc_library;
+  config.hip_library = args.hip_library;
   config.opencl_platform = args.platform;
   config.opencl_device = args.device;
 
@@ -183,6 +185,8 @@ Runner add_compile_command(CLI::App& app) {
   cmd->add_option("--header", args->headers, "In-memory header NAME=FILE; repeatable");
   cmd->add_option("--nvrtc-library", args->nvrtc_library,
                   "nvrtc: libnvrtc to load (default: search, see KCACHE_NVRTC_LIBRARY)");
+  cmd->add_option("--hip-library", args->hip_library,
+                  "hip: libamdhip64 (hipRTC) to load (default: search, see KCACHE_HIP_LIBRARY)");
   cmd->add_option("--platform", args->platform,
                   "opencl: platform index (default: first with a device)");
   cmd->add_option("--device", args->device, "opencl: device index on the platform");
