@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# CTest demo.cuda.quick / demo.cuda.compile: two --quick runs of the CUDA
+# demo on one fresh cache. The first must compile every kernel, the second
+# must take every kernel from the user tier, and every result must be right.
+#
+#   cuda_demo_test.sh gpu|compile-only PATH/TO/kcache_cuda_demo
+#
+# gpu           the kernels run on the GPU and are checked against the CPU
+#               reference; exit 125 (skipped) without a GPU, driver or NVRTC.
+# compile-only  no GPU: every kernel is compiled for sm_90 and its CUBIN
+#               checked; exit 125 (skipped) without NVRTC.
+set -euo pipefail
+
+mode=${1:?usage: cuda_demo_test.sh gpu|compile-only PATH/TO/kcache_cuda_demo}
+demo=${2:?usage: cuda_demo_test.sh gpu|compile-only PATH/TO/kcache_cuda_demo}
+case $mode in
+  gpu) run_options=() ;;
+  compile-only) run_options=(--compile-only --target sm_90) ;;
+  *)
+    echo "cuda_demo_test.sh: unknown mode '$mode'" >&2
+    exit 2
+    ;;
+esac
+
+work_dir=$(mktemp -d "${TMPDIR:-/tmp}/kcache-cuda-demo-test.XXXXXX")
+trap 'rm -rf "$work_dir"' EXIT
+
+# --list-devices exits 0 only when the GPU, its driver and NVRTC are all
+# there, and prints "compiler: ..." when NVRTC is; its stderr says what is
+# missing.
+probe_status=0
+"$demo" --list-devices >"$work_dir/probe.out" 2>"$work_dir/probe.err" || probe_status=$?
+if [[ $mode == gpu && $probe_status -ne 0 ]]; then
+  echo "SKIP: no GPU to run the CUDA demo on:"
+  sed 's/^/  /' "$work_dir/probe.err"
+  exit 125
+fi
+if ! grep -q '^compiler: ' "$work_dir/probe.out"; then
+  echo "SKIP: no NVRTC to compile the CUDA demo's kernels:"
+  sed 's/^/  /' "$work_dir/probe.err"
+  exit 125
+fi
+
+export KCACHE_CUSTOM_CACHE_DIR=$work_dir/cache
+export KCACHE_SYSTEM_DB_PATH=$work_dir/no-system-db
+export KCACHE_LOG_LEVEL=error  # no "missing system database" warning
+unset KCACHE_DISABLE_CACHE
+
+# value FILE KEY: the value of KEY in a demo report.
+value() { sed -n "s/^$2=//p" "$1"; }
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+"$demo" --quick "${run_options[@]}" --report "$work_dir/cold.txt" ||
+  fail "the cold run exited $?"
+"$demo" --quick "${run_options[@]}" --report "$work_dir/warm.txt" --baseline "$work_dir/cold.txt" ||
+  fail "the warm run exited $?"
+
+for run in cold warm; do
+  report=$work_dir/$run.txt
+  kernels=$(value "$report" kernels)
+  [[ $kernels -ge 8 ]] || fail "$run run: $kernels kernels, want at least 8"
+  [[ $(value "$report" ok) == "$kernels" ]] || fail "$run run: not every result is right"
+done
+kernels=$(value "$work_dir/cold.txt" kernels)
+[[ $(value "$work_dir/cold.txt" tier.compiled) == "$kernels" ]] ||
+  fail "cold run: $(value "$work_dir/cold.txt" tier.compiled) of $kernels kernels compiled"
+[[ $(value "$work_dir/warm.txt" tier.user) == "$kernels" ]] ||
+  fail "warm run: $(value "$work_dir/warm.txt" tier.user) of $kernels kernels from the user tier"
+if [[ $mode == gpu ]]; then
+  echo "PASS: $kernels kernels compiled cold, all loaded from the user tier warm, all results right"
+else
+  echo "PASS: $kernels kernels compiled for sm_90 cold, all from the user tier warm, all CUBINs right"
+fi
