@@ -12,6 +12,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 sqlite3
   # OpenCL: headers for the build, the ICD loader and PoCL (a CPU platform) to run
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
+  # HIP: hipRTC (libamdhip64, ROCm 5.2) and comgr, to run the hip tests (not to build)
+  libamdhip64-5
 )
 
 sudo=""

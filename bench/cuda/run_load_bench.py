@@ -26,8 +26,13 @@ import sys
 import time
 
 
+LIB_PATH = None  # LD_LIBRARY_PATH for kcache's programs only (not Python's)
+
+
 def run(cmd, env_extra=None, unset=()):
     env = dict(os.environ)
+    if LIB_PATH and not str(cmd[0]).endswith("python3") and cmd[0] != sys.executable:
+        env["LD_LIBRARY_PATH"] = LIB_PATH
     for name in unset:
         env.pop(name, None)
     env.update(env_extra or {})
@@ -60,7 +65,10 @@ def main():
     parser.add_argument("--big", type=int, default=8)
     parser.add_argument("--out")
     parser.add_argument("--skip-cupy", action="store_true")
+    parser.add_argument("--lib-path", help="LD_LIBRARY_PATH for the benchmark binary only")
     args = parser.parse_args()
+    global LIB_PATH
+    LIB_PATH = args.lib_path
     bench = str(pathlib.Path(args.bench).resolve())
     work = pathlib.Path(args.work).resolve()
     if work.exists():

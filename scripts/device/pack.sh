@@ -16,7 +16,7 @@ rm -rf build-device/deps && mkdir -p build-device/deps
 for bin in build-device/tools/kcache/kcache build-device/src/libkcache.so \
   build-device/tests/kcache_core_tests; do
   ldd "$bin" | awk '/=> \//{print $3}'
-done | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libgcc_s|ld-linux)[.-]' |
+done | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux)[.-]' |
   while read -r lib; do cp -L "$lib" build-device/deps/; done
 du -sh build-device/deps
 echo "pack: build-device is ready to carry"

@@ -8,7 +8,10 @@ cd "$(dirname "$0")/../.."
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 b=$PWD/build-device
-export LD_LIBRARY_PATH=$b/src:$b/deps:${LD_LIBRARY_PATH:-}
+# Only kcache's own programs get the carried libraries: Python (CuPy) must
+# keep the machine's.
+libs=$b/src:$b/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+kc() { LD_LIBRARY_PATH=$libs "$@"; }
 export KCACHE_LOG_LEVEL=${KCACHE_LOG_LEVEL:-warning}
 status=0
 step() { echo; echo "=== $* ==="; }
@@ -16,20 +19,20 @@ step() { echo; echo "=== $* ==="; }
 {
   step machine
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  ldd "$b/tools/kcache/kcache" | grep -i "not found" && status=1
+  kc ldd "$b/tools/kcache/kcache" | grep -i "not found" && status=1
   python3 -c 'import cupy; print("cupy", cupy.__version__)' || true
 
   step "GPU tests (the CUDA loader, NVRTC)"
-  "$b/tests/kcache_cuda_tests" || status=1
-  "$b/tests/kcache_compiler_tests" --gtest_filter='Nvrtc*' || status=1
+  kc "$b/tests/kcache_cuda_tests" || status=1
+  kc "$b/tests/kcache_compiler_tests" --gtest_filter='Nvrtc*' || status=1
 
   if [ -x "$b/examples/cuda/kcache_cuda_demo" ]; then
     step "CUDA demo: cold, then warm"
-    KCACHE_CUDA_DEMO=$b/examples/cuda/kcache_cuda_demo bash examples/cuda/run_cuda_demo.sh || status=1
+    KCACHE_CUDA_DEMO=$b/examples/cuda/kcache_cuda_demo kc bash examples/cuda/run_cuda_demo.sh || status=1
   fi
 
   step "kernel-ready benchmark"
-  python3 bench/cuda/run_load_bench.py --bench "$b/bench/cuda_load_bench" \
+  python3 bench/cuda/run_load_bench.py --bench "$b/bench/cuda_load_bench" --lib-path "$libs" \
     --work /tmp/kcache-load-bench --repeats "${REPEATS:-3}" --out "$out/load_bench.md" || status=1
   exit "$status"
 } 2>&1 | tee "$out/gpu_run.log"
