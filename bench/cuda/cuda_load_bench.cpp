@@ -50,9 +50,9 @@ double micros_since(Clock::time_point start) {
 // --- kernels -----------------------------------------------------------------
 
 struct Kernel {
-  std::string id;      // "small_07"
-  std::string set;     // "small" or "big"
-  std::string source;  // CUDA C++
+  std::string id;                  // "small_07"
+  std::string set;                 // "small" or "big"
+  std::string source;              // CUDA C++
   std::vector<std::string> names;  // name expressions; names[0] is looked up
 };
 
@@ -135,9 +135,9 @@ gemm_rt(int M, int N, int K, const float* __restrict__ A, const float* __restric
 }
 
 const char* kBigInstances[] = {
-    "gemm_rt<64, 64, 8, 4, 4>",    "gemm_rt<64, 64, 16, 4, 4>",   "gemm_rt<128, 64, 8, 8, 4>",
-    "gemm_rt<64, 128, 8, 4, 8>",   "gemm_rt<128, 128, 8, 8, 8>",  "gemm_rt<128, 128, 16, 8, 8>",
-    "gemm_rt<64, 64, 32, 4, 4>",   "gemm_rt<128, 64, 16, 8, 4>",  "gemm_rt<64, 128, 16, 4, 8>"};
+    "gemm_rt<64, 64, 8, 4, 4>",  "gemm_rt<64, 64, 16, 4, 4>",  "gemm_rt<128, 64, 8, 8, 4>",
+    "gemm_rt<64, 128, 8, 4, 8>", "gemm_rt<128, 128, 8, 8, 8>", "gemm_rt<128, 128, 16, 8, 8>",
+    "gemm_rt<64, 64, 32, 4, 4>", "gemm_rt<128, 64, 16, 8, 4>", "gemm_rt<64, 128, 16, 4, 8>"};
 
 std::string two_digits(int i) { return (i < 10 ? "0" : "") + std::to_string(i); }
 
@@ -295,7 +295,8 @@ kcache::KernelRequest request_for(const Kernel& k, const kcache::Target& target)
 
 void write_bytes(const fs::path& path, std::span<const std::uint8_t> bytes) {
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 // --- phases ---------------------------------------------------------------------
@@ -319,7 +320,8 @@ int prepare(const fs::path& dir) {
   for (const auto& k : read_kernels(dir, "")) {
     auto loaded = (*loader)->get_function(request_for(k, *target), k.names[0]);
     if (!loaded) die(k.id + ": " + loaded.status().message() + "\n" + loaded.status().details());
-    if (loaded->tier != kcache::TierKind::kCompiled) die(k.id + " was not compiled: reuse a fresh dir");
+    if (loaded->tier != kcache::TierKind::kCompiled)
+      die(k.id + " was not compiled: reuse a fresh dir");
     std::printf("nvrtc_cold %s %s %.1f\n", k.set.c_str(), k.id.c_str(), timed.last_us);
     auto cubin = kc.cache->get_or_compile(request_for(k, *target), timed);
     write_bytes(dir / "raw" / (k.id + ".cubin"), cubin->binary());
@@ -367,6 +369,42 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
                    "cuModuleGetFunction");
       std::printf("%s %s %s %.2f\n", mode.c_str(), set.c_str(), kernels[i].id.c_str(),
                   micros_since(start));
+    }
+    return 0;
+  }
+  if (mode == "probe") {
+    // Does the image's alignment change cuModuleLoadData's cost? The same
+    // bytes at offsets 0, 1, 8 and 88 (an entry header) from a 64-aligned base.
+    for (const auto& k : kernels) {
+      std::vector<std::uint8_t> image = read_bytes(dir / "raw" / (k.id + ".cubin"));
+      std::string symbol = read_text(dir / "raw" / (k.id + ".lowered"));
+      for (std::size_t offset : {0u, 1u, 8u, 88u, 0u}) {
+        std::vector<std::uint8_t> storage(image.size() + 192);
+        auto base = reinterpret_cast<std::uintptr_t>(storage.data());
+        std::uint8_t* at = storage.data() + ((64 - base % 64) % 64) + offset;
+        std::memcpy(at, image.data(), image.size());
+        auto start = Clock::now();
+        void* module = nullptr;
+        void* function = nullptr;
+        driver.check(driver.ModuleLoadData(&module, at), "cuModuleLoadData");
+        driver.check(driver.ModuleGetFunction(&function, module, symbol.c_str()),
+                     "cuModuleGetFunction");
+        std::printf("probe_%zu %s %s %.2f\n", offset, set.c_str(), k.id.c_str(),
+                    micros_since(start));
+      }
+    }
+    return 0;
+  }
+  if (mode == "fetch") {  // the cache lookup alone, no module load
+    KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
+    kcache::Target target = *kcache::Target::parse("sm_90_132");
+    for (const auto& k : kernels) {
+      auto request = request_for(k, target);
+      auto start = Clock::now();
+      auto fetched = kc.cache->get_or_compile(request, *kc.compiler);
+      double us = micros_since(start);
+      if (!fetched || fetched->tier != kcache::TierKind::kUser) die(k.id + ": not a user hit");
+      std::printf("fetch %s %s %.2f\n", set.c_str(), k.id.c_str(), us);
     }
     return 0;
   }
@@ -434,6 +472,7 @@ int main(int argc, char** argv) {
   }
   if (command == "prepare") return prepare(dir);
   if (command == "measure") return measure(dir, args["--mode"], args["--set"]);
-  if (command == "nvrtc") return nvrtc_only(dir, args["--set"], args.contains("--arch") ? args["--arch"] : "sm_90");
+  if (command == "nvrtc")
+    return nvrtc_only(dir, args["--set"], args.contains("--arch") ? args["--arch"] : "sm_90");
   die("unknown command " + command);
 }

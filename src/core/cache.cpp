@@ -141,15 +141,15 @@ class Cache::Impl final : public TierEvents {
       return Status::invalid_argument("target '" + target->db_basename() +
                                       "' cannot name a database file");
     }
-    auto material = build_key_material(request, compiler.identity(), *target, env_,
-                                       compiler.toolkit_include_dirs());
-    if (!material) {
-      if (material.status().code() != StatusCode::kIoError) return material.status();
-      log_.warn_once("Key:" + material.status().message(), "Key",
-                     material.status().message() + "; compiling without the cache");
+    auto key_text = build_key_text(request, compiler.identity(), *target, env_,
+                                   compiler.toolkit_include_dirs());
+    if (!key_text) {
+      if (key_text.status().code() != StatusCode::kIoError) return key_text.status();
+      log_.warn_once("Key:" + key_text.status().message(), "Key",
+                     key_text.status().message() + "; compiling without the cache");
       return compile_only(request, compiler, *target, nullptr);
     }
-    const std::string material_text = material->serialize();
+    const std::string& material_text = *key_text;
     const CacheKey key(sha256(material_text));
     if (!config_.enabled) {
       Keyed unstored{key, material_text, target->db_basename()};

@@ -3,14 +3,14 @@
 #include "core/include_scanner.h"
 #include "core/options_normalizer.h"
 #include "format/entry.h"
+#include "format/field_text.h"
 #include "format/hash.h"
 
 namespace kcache {
 
-Result<KeyMaterial> build_key_material(const KernelRequest& request,
-                                       const CompilerIdentity& compiler, const Target& target,
-                                       const Env& env,
-                                       const std::vector<std::string>& toolkit_dirs) {
+Result<std::string> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                                   const Target& target, const Env& env,
+                                   const std::vector<std::string>& toolkit_dirs) {
   if (request.source.empty()) return Status::invalid_argument("the request has no source");
   if (target.arch.empty()) return Status::invalid_argument("the request has no target arch");
   auto tokens = split_options(request.options);
@@ -22,24 +22,34 @@ Result<KeyMaterial> build_key_material(const KernelRequest& request,
   auto scan = scan_includes(request.source, request.headers, dirs, toolkit_dirs, env);
   if (!scan) return scan.status();
 
-  std::vector<KeyField> fields;
-  auto add = [&fields](std::string name, std::string value) {
-    fields.push_back({std::move(name), std::move(value)});
-  };
-  add("kcache.key", std::to_string(kKeySchemaVersion));
-  add("entry.format", std::to_string(kEntryFormatVersion));
-  add("backend", compiler.backend);
-  add("compiler.id", compiler.id);
-  add("compiler.version", compiler.version);
-  add("target.arch", target.arch);
-  add("target.features", target.features);
-  for (const auto& option : options) add("option", option);
-  for (const auto& dir : request.include_dirs) add("include.dir", dir);
-  for (const auto& name : request.kernel_names) add("kernel", name);
-  add("source", sha256_field(request.source));
-  for (const auto& header : scan->headers) add("header", header.name + " " + header.digest);
-  if (scan->hashed_whole_dirs) add("headers.scan", "whole-dirs");
-  return KeyMaterial(std::move(fields));
+  // Written straight into its serialized form: this runs on every request.
+  std::string text;
+  text.reserve(512 + compiler.id.size() + compiler.version.size());
+  append_field(text, "kcache.key", std::to_string(kKeySchemaVersion));
+  append_field(text, "entry.format", std::to_string(kEntryFormatVersion));
+  append_field(text, "backend", compiler.backend);
+  append_field(text, "compiler.id", compiler.id);
+  append_field(text, "compiler.version", compiler.version);
+  append_field(text, "target.arch", target.arch);
+  append_field(text, "target.features", target.features);
+  for (const auto& option : options) append_field(text, "option", option);
+  for (const auto& dir : request.include_dirs) append_field(text, "include.dir", dir);
+  for (const auto& name : request.kernel_names) append_field(text, "kernel", name);
+  append_field(text, "source", sha256_field(request.source));
+  for (const auto& header : scan->headers) {
+    append_field(text, "header", header.name + " " + header.digest);
+  }
+  if (scan->hashed_whole_dirs) append_field(text, "headers.scan", "whole-dirs");
+  return text;
+}
+
+Result<KeyMaterial> build_key_material(const KernelRequest& request,
+                                       const CompilerIdentity& compiler, const Target& target,
+                                       const Env& env,
+                                       const std::vector<std::string>& toolkit_dirs) {
+  auto text = build_key_text(request, compiler, target, env, toolkit_dirs);
+  if (!text) return text.status();
+  return KeyMaterial::parse(*text);
 }
 
 }  // namespace kcache

@@ -14,6 +14,12 @@ inline constexpr int kKeySchemaVersion = 1;
 
 // kInvalidArgument for malformed options or an empty source; kIoError when
 // a header exists but cannot be read.
+// The same, already serialized (KeyMaterial::serialize()): what the cache
+// hashes and stores on every request, without building the field list.
+Result<std::string> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                                   const Target& target, const Env& env,
+                                   const std::vector<std::string>& toolkit_dirs = {});
+
 // `toolkit_dirs`: Compiler::toolkit_include_dirs().
 Result<KeyMaterial> build_key_material(const KernelRequest& request,
                                        const CompilerIdentity& compiler, const Target& target,

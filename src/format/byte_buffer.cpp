@@ -1,0 +1,68 @@
+#include "format/byte_buffer.h"
+
+#include <array>
+#include <bit>
+#include <mutex>
+#include <vector>
+
+namespace kcache {
+namespace {
+
+constexpr std::size_t kPooledMin = 64 * 1024;
+constexpr int kClasses = 11;  // 64 KiB .. 64 MiB, powers of two
+constexpr std::size_t kKeptPerClass = 4;
+constexpr std::size_t kKeptBytes = 64u << 20;
+
+// Free large buffers, by size class. Never destroyed: buffers may be
+// released by static destructors of other objects at exit.
+class BufferPool {
+ public:
+  std::uint8_t* take(int size_class) {
+    std::lock_guard lock(mutex_);
+    auto& free = free_[size_class];
+    if (free.empty()) return nullptr;
+    std::uint8_t* buffer = free.back();
+    free.pop_back();
+    kept_bytes_ -= class_bytes(size_class);
+    return buffer;
+  }
+  void give_back(int size_class, std::uint8_t* buffer) {
+    {
+      std::lock_guard lock(mutex_);
+      auto& free = free_[size_class];
+      if (free.size() < kKeptPerClass && kept_bytes_ + class_bytes(size_class) <= kKeptBytes) {
+        free.push_back(buffer);
+        kept_bytes_ += class_bytes(size_class);
+        return;
+      }
+    }
+    delete[] buffer;
+  }
+  static std::size_t class_bytes(int size_class) { return kPooledMin << size_class; }
+
+ private:
+  std::mutex mutex_;
+  std::array<std::vector<std::uint8_t*>, kClasses> free_;
+  std::size_t kept_bytes_ = 0;
+};
+
+BufferPool& pool() {
+  static BufferPool* instance = new BufferPool();
+  return *instance;
+}
+
+}  // namespace
+
+ByteBuffer ByteBuffer::allocate(std::size_t n) {
+  if (n < kPooledMin || n > BufferPool::class_bytes(kClasses - 1)) {
+    return {std::make_shared_for_overwrite<std::uint8_t[]>(n == 0 ? 1 : n), n};
+  }
+  const int size_class = std::bit_width((n - 1) / kPooledMin);
+  std::uint8_t* buffer = pool().take(size_class);
+  if (buffer == nullptr) buffer = new std::uint8_t[BufferPool::class_bytes(size_class)];
+  return {std::shared_ptr<std::uint8_t[]>(
+              buffer, [size_class](std::uint8_t* p) { pool().give_back(size_class, p); }),
+          n};
+}
+
+}  // namespace kcache
