@@ -87,6 +87,7 @@ struct KCACHE_EXPORT CacheStats {
   std::uint64_t compile_failures = 0;
   std::uint64_t corrupt_entries = 0;  // bad entries met (and quarantined)
   std::uint64_t store_failures = 0;   // compiled binaries that could not be stored
+  std::uint64_t lock_timeouts = 0;    // waits for another process that ran out
 };
 
 // One entry of the user tier, as `kcache list` shows it.

@@ -13,6 +13,7 @@
 #include <kcache/export.h>
 #include <kcache/status.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -49,6 +50,9 @@ struct KCACHE_EXPORT CacheOptions {
   std::optional<std::uint64_t> memory_cache_size{};
   // "none" or "zstd" for new user-tier entries (KCACHE_COMPRESSION).
   std::optional<std::string> compression{};
+  // How long to wait for another process compiling the same kernel before
+  // compiling it here (KCACHE_LOCK_TIMEOUT).
+  std::optional<std::chrono::milliseconds> lock_timeout{};
   // When false, KCACHE_* environment variables are ignored.
   bool read_environment = true;
   // Where messages go; stderr when empty.
@@ -79,6 +83,7 @@ struct KCACHE_EXPORT ResolvedConfig {
   LogLevel log_level = LogLevel::kWarning;
   std::uint64_t memory_cache_size = 0;
   std::string compression = "none";
+  std::chrono::milliseconds lock_timeout{120'000};
   // Problems met while resolving (a malformed value, HOME unset), as
   // messages; they are also logged once when a cache opens.
   std::vector<std::string> warnings{};

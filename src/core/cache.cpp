@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "core/cache_internal.h"
 #include "core/config.h"
@@ -177,6 +178,14 @@ class Cache::Impl final : public TierEvents {
         return kernel;
       }
     }
+    // Across processes: hold the key's lock while compiling and storing, or
+    // find the entry another process stored while we waited for it.
+    std::unique_ptr<FileLock> lock;
+    if (auto stored = wait_for_other_processes(names, key, material_text, *target, wants_warm,
+                                               lock)) {
+      flights_.finish(key, flight, *stored);
+      return std::move(*stored);
+    }
     Keyed keyed{key, material_text, names.exact};
     auto compiled = compile(request, compiler, *target, &keyed);
     if (!compiled) {
@@ -184,7 +193,8 @@ class Cache::Impl final : public TierEvents {
       return compiled.status();
     }
     // Waiting threads get the binary before it reaches the disk; only the
-    // caller waits for the user tier write.
+    // caller waits for the user tier write, and other processes for the
+    // lock, which is released once the entry is in place.
     if (memory_) memory_->put(names.exact, compiled->entry, {});
     flights_.finish(key, flight, compiled->kernel);
     if (user_) store_in_user(names.exact, compiled->entry);
@@ -211,6 +221,7 @@ class Cache::Impl final : public TierEvents {
     s.compile_failures = stats_.compile_failures;
     s.corrupt_entries = stats_.corrupt_entries;
     s.store_failures = stats_.store_failures;
+    s.lock_timeouts = stats_.lock_timeouts;
     return s;
   }
 
@@ -280,7 +291,7 @@ class Cache::Impl final : public TierEvents {
 
   struct AtomicStats {
     std::atomic<std::uint64_t> requests{0}, memory_hits{0}, system_hits{0}, user_hits{0},
-        compiles{0}, compile_failures{0}, corrupt_entries{0}, store_failures{0};
+        compiles{0}, compile_failures{0}, corrupt_entries{0}, store_failures{0}, lock_timeouts{0};
   };
 
   Tier* require_user() const { return user_.get(); }
@@ -293,9 +304,11 @@ class Cache::Impl final : public TierEvents {
   // `wants_warm`: the request has a warmup, so an entry stored without one
   // (by `kcache compile`, say) is passed over; the compile that follows
   // replaces it with a warmed binary.
+  // `user_only`: look in the user tier alone (while waiting on another
+  // process that is compiling the key).
   std::optional<CachedKernel> lookup(const DbNames& names, const CacheKey& key,
                                      const std::string& material, const Target& target,
-                                     bool wants_warm) {
+                                     bool wants_warm, bool user_only = false) {
     struct Step {
       Tier* tier;
       TierKind kind;
@@ -305,7 +318,7 @@ class Cache::Impl final : public TierEvents {
                           {system_.get(), TierKind::kSystem, &stats_.system_hits},
                           {user_.get(), TierKind::kUser, &stats_.user_hits}};
     for (const Step& step : steps) {
-      if (step.tier == nullptr) continue;
+      if (step.tier == nullptr || (user_only && step.kind != TierKind::kUser)) continue;
       auto got = step.tier->get(names, key);
       if (!got) {
         log_.warn_once("TierRead:" + std::string(step.tier->name()), "Cache",
@@ -330,6 +343,48 @@ class Cache::Impl final : public TierEvents {
       return kernel_from(entry, step.kind, target, names.exact);
     }
     return std::nullopt;
+  }
+
+  // Takes the key's cross-process lock (into `lock`), polling the user tier
+  // while another process holds it. Returns the entry if another process
+  // stored it meanwhile; nullopt when this process is to compile, with the
+  // lock held or, after KCACHE_LOCK_TIMEOUT or when locking is impossible,
+  // without it.
+  std::optional<CachedKernel> wait_for_other_processes(const DbNames& names, const CacheKey& key,
+                                                       const std::string& material,
+                                                       const Target& target, bool wants_warm,
+                                                       std::unique_ptr<FileLock>& lock) {
+    if (!user_) return std::nullopt;
+    const auto deadline = std::chrono::steady_clock::now() + config_.lock_timeout;
+    auto pause = std::chrono::milliseconds(1);
+    while (true) {
+      auto attempt = user_->try_lock(names.exact, key);
+      if (!attempt) {
+        log_.warn_once("Lock:" + config_.user_dir, "Lock",
+                       "Cannot lock kernels in " + config_.user_dir + ": " +
+                           attempt.status().message() +
+                           "; processes may compile the same kernel at once");
+        return std::nullopt;
+      }
+      if (*attempt) {
+        lock = std::move(*attempt);
+        // The previous holder may have stored it just before unlocking.
+        return lookup(names, key, material, target, wants_warm, /*user_only=*/true);
+      }
+      if (auto stored = lookup(names, key, material, target, wants_warm, /*user_only=*/true)) {
+        return stored;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ++stats_.lock_timeouts;
+        log_.warn_once("Lock:timeout", "Lock",
+                       "Waited " + std::to_string(config_.lock_timeout.count() / 1000.0) +
+                           " s for another process compiling kernel " + key.hex().substr(0, 16) +
+                           "; compiling it here (KCACHE_LOCK_TIMEOUT)");
+        return std::nullopt;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
   }
 
   struct Compiled {

@@ -18,7 +18,7 @@
 namespace kcache {
 namespace {
 
-enum class SettingType { kPath, kBool, kLogLevel, kSize, kCompression };
+enum class SettingType { kPath, kBool, kLogLevel, kSize, kCompression, kDuration };
 
 struct SettingRow {
   std::string_view name;
@@ -44,6 +44,10 @@ constexpr SettingRow kSettingsTable[] = {
     {"memory_cache_size", SettingType::kSize, "KCACHE_MEMORY_CACHE_SIZE", "64M",
      "a size such as 1048576, 64K, 64M or 2G",
      "bytes of binaries kept in this process's memory tier (K/M/G suffixes); 0 turns it off"},
+    {"lock_timeout", SettingType::kDuration, "KCACHE_LOCK_TIMEOUT", "120s",
+     "a duration such as 120, 90s, 500ms or 2m",
+     "how long a process waits for another one compiling the same kernel before compiling it "
+     "itself"},
     {"compression", SettingType::kCompression, "KCACHE_COMPRESSION", "none",
      "none or zstd (if built in)", "none or zstd, for new user-tier entries (none loads fastest)"},
 };
@@ -93,6 +97,8 @@ bool valid_value(SettingType type, std::string_view text) {
       return parse_log_level(text).has_value();
     case SettingType::kSize:
       return parse_size(text).has_value();
+    case SettingType::kDuration:
+      return parse_duration_ms(text).has_value();
     case SettingType::kCompression: {
       auto compression = parse_compression(lower(trim(text)));
       return compression && compression_available(*compression);
@@ -179,6 +185,34 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
+std::optional<std::uint64_t> parse_duration_ms(std::string_view text) {
+  std::string value = lower(trim(text));
+  std::size_t digits_end = 0;
+  while (digits_end < value.size() &&
+         (std::isdigit(static_cast<unsigned char>(value[digits_end])) || value[digits_end] == '.')) {
+    ++digits_end;
+  }
+  if (digits_end == 0 || digits_end > 15) return std::nullopt;
+  double number = 0;
+  try {
+    std::size_t used = 0;
+    number = std::stod(value.substr(0, digits_end), &used);
+    if (used != digits_end) return std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+  const std::string unit = value.substr(digits_end);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1000;
+  if (unit == "ms") scale = 1;
+  if (unit == "m" || unit == "min") scale = 60'000;
+  if (unit == "h") scale = 3'600'000;
+  if (scale == 0) return std::nullopt;
+  const double ms = number * scale;
+  if (!std::isfinite(ms) || ms > 1e12) return std::nullopt;
+  return static_cast<std::uint64_t>(std::llround(ms));
+}
+
 std::string_view version_folder() { return KCACHE_VERSION_STRING; }
 
 const Setting* ResolvedConfig::find(std::string_view name) const {
@@ -205,6 +239,9 @@ ResolvedConfig resolve_config(const CacheOptions& options, const Env& env) {
       return std::to_string(*options.memory_cache_size);
     }
     if (name == "compression") return options.compression;
+    if (name == "lock_timeout" && options.lock_timeout) {
+      return std::to_string(options.lock_timeout->count()) + "ms";
+    }
     return std::nullopt;
   };
 
@@ -251,6 +288,7 @@ ResolvedConfig resolve_config(const CacheOptions& options, const Env& env) {
   config.log_level = *parse_log_level(value_of("log_level"));
   config.memory_cache_size = *parse_size(value_of("memory_cache_size"));
   config.compression = lower(trim(value_of("compression")));
+  config.lock_timeout = std::chrono::milliseconds(*parse_duration_ms(value_of("lock_timeout")));
 
   if (std::string_view(KCACHE_BUILD_DISABLED_REASON).size() > 0) {
     config.enabled = false;

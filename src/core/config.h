@@ -19,6 +19,9 @@ std::optional<LogLevel> parse_log_level(std::string_view text);
 // "1048576", "64K", "64M", "2G", "1.5G" (binary units; "KiB"/"MB" spellings
 // too) -> bytes; nullopt when malformed.
 std::optional<std::uint64_t> parse_size(std::string_view text);
+// "120" (seconds), "90s", "500ms", "2m", "1h" -> milliseconds; nullopt when
+// malformed.
+std::optional<std::uint64_t> parse_duration_ms(std::string_view text);
 
 ResolvedConfig resolve_config(const CacheOptions& options, const Env& env);
 

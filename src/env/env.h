@@ -32,6 +32,13 @@ class RandomAccessFile {
   virtual Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const = 0;
 };
 
+// A held lock; released when destroyed, and by the kernel when the process
+// dies, however it dies.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 struct DirEntry {
   std::string name;
   bool is_dir = false;
@@ -69,6 +76,11 @@ class Env {
   // kNotFound when the folder does not exist.
   virtual Result<std::vector<DirEntry>> list_dir(const std::string& path) const = 0;
   [[nodiscard]] virtual bool is_dir(const std::string& path) const = 0;
+  // Tries to lock one byte, at `offset`, of `path` (created 0600 when
+  // missing) for this call alone: two calls conflict even in one process.
+  // nullptr when someone else holds it; a Status when locking is impossible.
+  virtual Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
+                                                      std::uint64_t offset) = 0;
   [[nodiscard]] virtual bool exists(const std::string& path) const = 0;
 };
 
@@ -104,6 +116,10 @@ class EnvWrapper : public Env {
     return target_.list_dir(path);
   }
   bool is_dir(const std::string& path) const override { return target_.is_dir(path); }
+  Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
+                                              std::uint64_t offset) override {
+    return target_.try_lock(path, offset);
+  }
   bool exists(const std::string& path) const override { return target_.exists(path); }
 
  protected:

@@ -81,6 +81,17 @@ std::string temp_name_for(const std::string& path) {
          "." + std::to_string(random() % 1000000);
 }
 
+// An open-file-description lock: owned by this descriptor, not by the
+// process, so threads (and separate calls) of one process exclude each
+// other too; closing the descriptor, or dying, releases it.
+class OfdLock final : public FileLock {
+ public:
+  explicit OfdLock(int fd) : fd_(fd) {}
+
+ private:
+  FileDescriptor fd_;
+};
+
 class PosixEnv final : public Env {
  public:
   std::optional<std::string> get_env(const std::string& name) const override {
@@ -220,6 +231,23 @@ class PosixEnv final : public Env {
   bool is_dir(const std::string& path) const override {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
+
+  Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
+                                              std::uint64_t offset) override {
+    FileDescriptor fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (fd.get() < 0) return errno_status("cannot open lock file", path, errno);
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = static_cast<off_t>(offset & 0x3FFFFFFFFFFFFFFFull);
+    lock.l_len = 1;
+    while (::fcntl(fd.get(), F_OFD_SETLK, &lock) != 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EACCES) return std::unique_ptr<FileLock>();
+      return errno_status("cannot lock", path, errno);
+    }
+    return std::unique_ptr<FileLock>(std::make_unique<OfdLock>(fd.release()));
   }
 
   bool exists(const std::string& path) const override {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "env/env.h"
 #include "format/entry.h"
 
 namespace kcache {
@@ -49,6 +50,13 @@ class Tier {
   virtual Status put(const std::string& /*db*/, const Entry& /*entry*/,
                      std::span<const std::uint8_t> /*encoded*/) {
     return Status::not_supported(std::string(name()) + " tier is read-only");
+  }
+  // Locks `key` in database `db` against other processes for one compile
+  // (docs/design.md §4): the lock, nullptr when another process holds it,
+  // or a Status when this tier cannot lock.
+  virtual Result<std::unique_ptr<FileLock>> try_lock(const std::string& /*db*/,
+                                                      const CacheKey& /*key*/) {
+    return Status::not_supported("the " + std::string(name()) + " tier has no locks");
   }
   // The database names this tier holds.
   [[nodiscard]] virtual Result<std::vector<std::string>> databases() const {

@@ -281,6 +281,58 @@ TEST_F(CacheTest, DifferentKeysCompileInParallel) {
   EXPECT_EQ(compiler.compiles, 4);
 }
 
+// Two caches on one directory behave like two processes: their locks are
+// open-file-description locks, which conflict within a process too.
+TEST_F(CacheTest, SecondCacheWaitsForTheFirstAndReadsItsEntry) {
+  compiler.delay = std::chrono::milliseconds(300);
+  auto first = open();
+  auto second = open();
+  FakeCompiler other_compiler;  // counts the second "process"'s compiles alone
+  std::thread leader([&] { ASSERT_TRUE(first->get_or_compile(request(), compiler).is_ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto waited = second->get_or_compile(request(), other_compiler);
+  leader.join();
+  ASSERT_TRUE(waited.is_ok());
+  EXPECT_EQ(waited->tier, TierKind::kUser);
+  EXPECT_EQ(compiler.compiles, 1);
+  EXPECT_EQ(other_compiler.compiles, 0);
+}
+
+TEST_F(CacheTest, LockTimeoutBoundsTheWait) {
+  compiler.delay = std::chrono::milliseconds(1500);
+  auto first = open();
+  CacheOptions impatient;
+  impatient.lock_timeout = std::chrono::milliseconds(100);
+  auto second = open(impatient);
+  FakeCompiler other_compiler;
+  std::thread leader([&] { ASSERT_TRUE(first->get_or_compile(request(), compiler).is_ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto start = std::chrono::steady_clock::now();
+  auto own = second->get_or_compile(request(), other_compiler);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  leader.join();
+  ASSERT_TRUE(own.is_ok());
+  EXPECT_EQ(own->tier, TierKind::kCompiled);
+  EXPECT_EQ(other_compiler.compiles, 1);
+  EXPECT_LT(waited, std::chrono::milliseconds(1200));  // did not wait for the leader
+  EXPECT_EQ(second->stats().lock_timeouts, 1u);
+  EXPECT_EQ(log_lines_containing("kcache: Warning [Lock] Waited 0.1"), 1);
+}
+
+TEST_F(CacheTest, DifferentKeysDoNotWaitAcrossCaches) {
+  compiler.delay = std::chrono::milliseconds(500);
+  auto first = open();
+  auto second = open();
+  FakeCompiler other_compiler;
+  std::thread leader([&] { (void)first->get_or_compile(request("a"), compiler); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto start = std::chrono::steady_clock::now();
+  auto other = second->get_or_compile(request("b"), other_compiler);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(400));
+  leader.join();
+  EXPECT_EQ(other->tier, TierKind::kCompiled);
+}
+
 TEST_F(CacheTest, CompilerExceptionsDoNotEscape) {
   auto cache = open();
   auto r = request();

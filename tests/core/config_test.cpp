@@ -35,6 +35,19 @@ TEST(ConfigParseTest, Size) {
   EXPECT_FALSE(parse_size("1e400").has_value());
 }
 
+TEST(ConfigParseTest, Duration) {
+  EXPECT_EQ(parse_duration_ms("120"), 120000u);
+  EXPECT_EQ(parse_duration_ms("90s"), 90000u);
+  EXPECT_EQ(parse_duration_ms("500ms"), 500u);
+  EXPECT_EQ(parse_duration_ms("2m"), 120000u);
+  EXPECT_EQ(parse_duration_ms("1.5h"), 5400000u);
+  EXPECT_EQ(parse_duration_ms("0"), 0u);
+  EXPECT_FALSE(parse_duration_ms("").has_value());
+  EXPECT_FALSE(parse_duration_ms("-1s").has_value());
+  EXPECT_FALSE(parse_duration_ms("5 days").has_value());
+  EXPECT_FALSE(parse_duration_ms("99999999999999999999").has_value());
+}
+
 TEST(ConfigParseTest, LogLevel) {
   EXPECT_EQ(parse_log_level("ERROR"), LogLevel::kError);
   EXPECT_EQ(parse_log_level("quiet"), LogLevel::kQuiet);

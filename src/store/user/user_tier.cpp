@@ -46,6 +46,13 @@ class UserTier final : public Tier {
     return Status::ok();
   }
 
+  Result<std::unique_ptr<FileLock>> try_lock(const std::string& db, const CacheKey& key) override {
+    if (Status s = ensure_dir(options_.dir); !s.is_ok()) return s;
+    std::uint64_t offset = 0;
+    for (int i = 0; i < 8; ++i) offset = (offset << 8) | key.bytes()[i];
+    return env_.try_lock(options_.dir + "/" + db + ".locks", offset);
+  }
+
   Result<std::vector<std::string>> databases() const override {
     auto entries = env_.list_dir(options_.dir);
     if (!entries) {
