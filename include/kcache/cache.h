@@ -13,7 +13,9 @@
 //
 // A cache problem never fails a request: an unwritable directory, a full
 // disk or a corrupt file is logged once and the kernel is compiled. The only
-// failures `get_or_compile` returns are the compiler's (and bad input).
+// failures `get_or_compile` returns are the compiler's (and bad input). A
+// compile error is remembered in the user tier for KCACHE_FAILURE_TTL
+// (default 1 h) and returned again, with its log, without recompiling.
 //
 // Thread safety: all methods may be called from any number of threads at
 // once. When several threads miss the same key, one compiles and the others
@@ -88,6 +90,7 @@ struct KCACHE_EXPORT CacheStats {
   std::uint64_t corrupt_entries = 0;  // bad entries met (and quarantined)
   std::uint64_t store_failures = 0;   // compiled binaries that could not be stored
   std::uint64_t lock_timeouts = 0;    // waits for another process that ran out
+  std::uint64_t failure_hits = 0;     // compile errors answered from the negative cache
 };
 
 // One entry of the user tier, as `kcache list` shows it.
@@ -146,6 +149,9 @@ class KCACHE_EXPORT Cache {
   [[nodiscard]] Result<std::vector<EntryInfo>> list() const;
   // Removes every entry of this version; returns how many were removed.
   Result<std::uint64_t> clear();
+  // Forgets every remembered compile error (they are retried); returns how
+  // many there were.
+  Result<std::uint64_t> clear_failures();
   // Checks every user entry and every .kdb in the system folder. With
   // `repair`, bad entries are moved to quarantine and missing index rows
   // restored.

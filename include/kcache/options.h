@@ -53,6 +53,9 @@ struct KCACHE_EXPORT CacheOptions {
   // How long to wait for another process compiling the same kernel before
   // compiling it here (KCACHE_LOCK_TIMEOUT).
   std::optional<std::chrono::milliseconds> lock_timeout{};
+  // How long a compile error is remembered (KCACHE_FAILURE_TTL); zero
+  // turns the negative cache off.
+  std::optional<std::chrono::milliseconds> failure_ttl{};
   // When false, KCACHE_* environment variables are ignored.
   bool read_environment = true;
   // Where messages go; stderr when empty.
@@ -84,6 +87,7 @@ struct KCACHE_EXPORT ResolvedConfig {
   std::uint64_t memory_cache_size = 0;
   std::string compression = "none";
   std::chrono::milliseconds lock_timeout{120'000};
+  std::chrono::milliseconds failure_ttl{3'600'000};
   // Problems met while resolving (a malformed value, HOME unset), as
   // messages; they are also logged once when a cache opens.
   std::vector<std::string> warnings{};
@@ -92,9 +96,13 @@ struct KCACHE_EXPORT ResolvedConfig {
   [[nodiscard]] const Setting* find(std::string_view name) const;
 };
 
-// Resolves `options` against the environment and the build, without
-// touching the disk. Never fails: malformed values fall back to the default
-// and are reported in `warnings`.
+// Resolves `options` against the environment and the build. Writes nothing
+// to the disk, with one exception: when the default user cache folder
+// cannot be used (HOME unset, or the folder cannot be created), the private
+// per-user fallback folder ${TMPDIR:-/tmp}/kcache-<uid> is created (0700)
+// and checked; the cache_dir setting's origin then reads "fallback (...)".
+// Never fails: malformed values fall back to the default and are reported
+// in `warnings`.
 KCACHE_EXPORT ResolvedConfig resolve_config(const CacheOptions& options);
 
 }  // namespace kcache

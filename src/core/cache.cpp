@@ -186,9 +186,16 @@ class Cache::Impl final : public TierEvents {
       flights_.finish(key, flight, *stored);
       return std::move(*stored);
     }
+    if (auto failed = remembered_failure(names, material_text)) {
+      flights_.finish(key, flight, *failed);
+      return *failed;
+    }
     Keyed keyed{key, material_text, names.exact};
     auto compiled = compile(request, compiler, *target, &keyed);
     if (!compiled) {
+      if (compiled.status().code() == StatusCode::kCompileError) {
+        remember_failure(names.exact, material_text, compiled.status());
+      }
       flights_.finish(key, flight, compiled.status());
       return compiled.status();
     }
@@ -222,6 +229,7 @@ class Cache::Impl final : public TierEvents {
     s.corrupt_entries = stats_.corrupt_entries;
     s.store_failures = stats_.store_failures;
     s.lock_timeouts = stats_.lock_timeouts;
+    s.failure_hits = stats_.failure_hits;
     return s;
   }
 
@@ -246,6 +254,24 @@ class Cache::Impl final : public TierEvents {
     if (user == nullptr) return unavailable();
     if (memory_) (void)memory_->clear();
     return user->clear();
+  }
+
+  Result<std::uint64_t> clear_failures() {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    auto names = user->databases();
+    if (!names) return names.status();
+    std::uint64_t removed = 0;
+    for (const auto& db : *names) {
+      auto entries = user->read_all(db);
+      if (!entries) return entries.status();
+      for (const auto& entry : *entries) {
+        if (!entry.material.starts_with("kcache.failure ")) continue;
+        if (Status s = user->remove(db, entry.key); !s.is_ok()) return s;
+        ++removed;
+      }
+    }
+    return removed;
   }
 
   Result<VerifyReport> verify(bool repair) {
@@ -291,7 +317,8 @@ class Cache::Impl final : public TierEvents {
 
   struct AtomicStats {
     std::atomic<std::uint64_t> requests{0}, memory_hits{0}, system_hits{0}, user_hits{0},
-        compiles{0}, compile_failures{0}, corrupt_entries{0}, store_failures{0}, lock_timeouts{0};
+        compiles{0}, compile_failures{0}, corrupt_entries{0}, store_failures{0}, lock_timeouts{0},
+        failure_hits{0};
   };
 
   Tier* require_user() const { return user_.get(); }
@@ -387,6 +414,53 @@ class Cache::Impl final : public TierEvents {
     }
   }
 
+  // The negative cache. A compile error is stored in the user tier as an
+  // entry of its own key, SHA-256("kcache.failure 1\n" + material): the
+  // message in its metadata, the compiler's log as its payload. It is
+  // answered for `failure_ttl`, then retried. Only kCompileError is kept:
+  // the same compiler fails the same input the same way, while a missing
+  // library or a crash may not happen next time.
+  static std::string failure_material(const std::string& material) {
+    return "kcache.failure 1\n" + material;
+  }
+
+  std::optional<Status> remembered_failure(const DbNames& names, const std::string& material) {
+    if (!user_ || config_.failure_ttl.count() == 0) return std::nullopt;
+    const std::string failure = failure_material(material);
+    const CacheKey key(sha256(failure));
+    auto got = user_->get(names, key);
+    if (!got || !got->has_value() || (*got)->material != failure) return std::nullopt;
+    const Entry& entry = **got;
+    const std::int64_t age_ms = (env_.now_unix() - entry.created_unix) * 1000;
+    if (age_ms < 0 || age_ms >= config_.failure_ttl.count()) {
+      (void)user_->remove(names.exact, key);  // expired: compile again
+      return std::nullopt;
+    }
+    ++stats_.failure_hits;
+    std::string message = "compile error";
+    for (const auto& [field, value] : entry.metadata) {
+      if (field == "message") message = value;
+    }
+    auto log = entry.payload();
+    return Status::compile_error(
+        message + " (remembered from " + std::to_string(age_ms / 1000) +
+            " s ago; `kcache clear --failures` or KCACHE_FAILURE_TTL=0 retries it)",
+        std::string(log.begin(), log.end()));
+  }
+
+  void remember_failure(const std::string& db, const std::string& material, const Status& error) {
+    if (!user_ || config_.failure_ttl.count() == 0) return;
+    Entry entry;
+    entry.material = failure_material(material);
+    entry.key = CacheKey(sha256(entry.material));
+    entry.created_unix = env_.now_unix();
+    entry.metadata = {{"message", error.message()}};
+    entry.storage = ByteBuffer::copy_of(
+        {reinterpret_cast<const std::uint8_t*>(error.details().data()), error.details().size()});
+    entry.payload_size = error.details().size();
+    store_in_user(db, entry);
+  }
+
   struct Compiled {
     Entry entry;  // keyed when the request was
     CachedKernel kernel;
@@ -471,6 +545,7 @@ CacheStats Cache::stats() const { return impl_->stats(); }
 const ResolvedConfig& Cache::config() const { return impl_->config(); }
 Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }
 Result<std::uint64_t> Cache::clear() { return impl_->clear(); }
+Result<std::uint64_t> Cache::clear_failures() { return impl_->clear_failures(); }
 Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); }
 Result<std::uint64_t> Cache::export_db(std::string_view db, const std::string& output_path) const {
   return impl_->export_db(db, output_path);

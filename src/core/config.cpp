@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "build_config.h"
@@ -48,6 +49,10 @@ constexpr SettingRow kSettingsTable[] = {
      "a duration such as 120, 90s, 500ms or 2m",
      "how long a process waits for another one compiling the same kernel before compiling it "
      "itself"},
+    {"failure_ttl", SettingType::kDuration, "KCACHE_FAILURE_TTL", "1h",
+     "a duration such as 1h, 30m or 0",
+     "how long a compile error is remembered, so the same failing kernel is not recompiled on "
+     "every start; 0 turns this off"},
     {"compression", SettingType::kCompression, "KCACHE_COMPRESSION", "none",
      "none or zstd (if built in)", "none or zstd, for new user-tier entries (none loads fastest)"},
 };
@@ -127,6 +132,66 @@ std::string strip_trailing_slash(std::string path) {
   return path;
 }
 
+// The per-user folder used when the default cache folder cannot be:
+// ${TMPDIR:-/tmp}/kcache-<uid>. Never a folder shared by users.
+std::string fallback_root(const Env& env) {
+  std::string base = "/tmp";
+  if (auto tmp = env.get_env("TMPDIR"); tmp && tmp->starts_with("/")) {
+    base = strip_trailing_slash(*tmp);
+  }
+  return (base == "/" ? "" : base) + "/kcache-" + std::to_string(env.user_id());
+}
+
+// Creates `dir` (0700) unless it exists, then accepts it only if lstat
+// shows a folder, not a symbolic link, owned by this user, of mode 0700.
+// Anyone may create names in /tmp: a folder made there by someone else
+// could hand this process their binaries, so it is refused, never used or
+// "fixed". Done here, not on the first write, so that no one can create it
+// between this check and its first use (/tmp is sticky: once it is ours,
+// no one else can move it).
+Status claim_private_dir(Env& env, const std::string& dir) {
+  if (Status s = env.create_dirs(dir, 0700); !s.is_ok()) return s;
+  auto info = env.file_info(dir);
+  if (!info) return info.status();
+  if (info->type == FileType::kSymlink) return Status::io_error(dir + " is a symbolic link");
+  if (info->type != FileType::kDirectory) return Status::io_error(dir + " is not a directory");
+  if (info->owner != env.user_id()) {
+    return Status::io_error(dir + " belongs to uid " + std::to_string(info->owner) +
+                            ", not to this user (uid " + std::to_string(env.user_id()) + ")");
+  }
+  if ((info->mode & 07777) != 0700) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info->mode & 07777));
+    return Status::io_error(dir + " has mode " + mode + ", not 0700");
+  }
+  return Status::ok();
+}
+
+// Points the user cache at the private fallback folder, or at nothing when
+// that folder is refused; one warning either way. `why` says what was
+// wrong with the default folder; `origin` is the short form for the
+// setting's origin.
+void use_fallback(ResolvedConfig& config, Env& env, const std::string& why,
+                  const std::string& origin) {
+  const std::string root = fallback_root(env);
+  Setting* setting = nullptr;
+  for (auto& s : config.settings) {
+    if (s.name == "cache_dir") setting = &s;
+  }
+  if (Status claimed = claim_private_dir(env, root); claimed.is_ok()) {
+    config.user_dir = root + "/" + std::string(version_folder());
+    setting->value = root;
+    setting->origin = "fallback (" + origin + ")";
+    config.warnings.push_back(why + "; kernels are kept in the private fallback folder " + root +
+                              " instead (set KCACHE_CUSTOM_CACHE_DIR to choose the folder)");
+  } else {
+    config.user_dir.clear();
+    config.warnings.push_back(why + ", and the fallback folder is refused (" + claimed.message() +
+                              "); kernels will not be kept in the user cache (set "
+                              "KCACHE_CUSTOM_CACHE_DIR)");
+  }
+}
+
 }  // namespace
 
 std::optional<bool> parse_bool(std::string_view text) {
@@ -182,7 +247,8 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   }
   double bytes = number * scale;
   if (!std::isfinite(bytes) || bytes < 0 || bytes > 1.8e19) return std::nullopt;
-  return static_cast<std::uint64_t>(std::llround(bytes));
+  // Not llround: its long long overflows above 2^63, within the range.
+  return static_cast<std::uint64_t>(std::round(bytes));
 }
 
 std::optional<std::uint64_t> parse_duration_ms(std::string_view text) {
@@ -222,7 +288,7 @@ const Setting* ResolvedConfig::find(std::string_view name) const {
   return nullptr;
 }
 
-ResolvedConfig resolve_config(const CacheOptions& options, const Env& env) {
+ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
   ResolvedConfig config;
 
   // What the program set, as text, so every row resolves the same way.
@@ -239,6 +305,9 @@ ResolvedConfig resolve_config(const CacheOptions& options, const Env& env) {
       return std::to_string(*options.memory_cache_size);
     }
     if (name == "compression") return options.compression;
+    if (name == "failure_ttl" && options.failure_ttl) {
+      return std::to_string(options.failure_ttl->count()) + "ms";
+    }
     if (name == "lock_timeout" && options.lock_timeout) {
       return std::to_string(options.lock_timeout->count()) + "ms";
     }
@@ -289,6 +358,7 @@ ResolvedConfig resolve_config(const CacheOptions& options, const Env& env) {
   config.memory_cache_size = *parse_size(value_of("memory_cache_size"));
   config.compression = lower(trim(value_of("compression")));
   config.lock_timeout = std::chrono::milliseconds(*parse_duration_ms(value_of("lock_timeout")));
+  config.failure_ttl = std::chrono::milliseconds(*parse_duration_ms(value_of("failure_ttl")));
 
   if (std::string_view(KCACHE_BUILD_DISABLED_REASON).size() > 0) {
     config.enabled = false;
@@ -305,13 +375,37 @@ ResolvedConfig resolve_config(const CacheOptions& options, const Env& env) {
     config.system_db_path = strip_trailing_slash(expand_path(dir, env).value_or(dir));
   }
   std::string cache_dir = value_of("cache_dir");
-  if (auto expanded = expand_path(cache_dir, env)) {
-    config.user_dir = strip_trailing_slash(*expanded) + "/" + std::string(version_folder());
+  if (cache_dir.empty()) {
+    // Only a program's option can be empty here; appending the version
+    // folder to it would name "/<version>".
+    config.warnings.push_back(
+        "cache_dir is empty, so kernels will not be kept in the user cache");
   } else {
-    config.warnings.push_back("HOME is not set and this user has no home directory, so '" +
-                              cache_dir +
-                              "' cannot be used; kernels will not be kept in the user cache "
-                              "(set KCACHE_CUSTOM_CACHE_DIR)");
+    // Only the default folder falls back: a folder the user chose is used
+    // as given, and a problem with it is reported when it is written.
+    const std::string& origin = config.find("cache_dir")->origin;
+    const bool is_default = origin == "build" || origin == "env XDG_CACHE_HOME";
+    if (auto expanded = expand_path(cache_dir, env)) {
+      config.user_dir = strip_trailing_slash(*expanded) + "/" + std::string(version_folder());
+      // An existing version folder is kept even when read-only: it can
+      // still serve hits.
+      if (is_default && !env.is_dir(config.user_dir)) {
+        if (Status writable = env.check_writable(config.user_dir); !writable.is_ok()) {
+          use_fallback(config, env,
+                       "The cache folder " + config.user_dir + " cannot be created (" +
+                           writable.message() + ")",
+                       "default not writable");
+        }
+      }
+    } else if (is_default) {
+      use_fallback(config, env, "HOME is not set and this user has no home directory",
+                   "HOME is not set");
+    } else {
+      config.warnings.push_back("HOME is not set and this user has no home directory, so '" +
+                                cache_dir +
+                                "' cannot be used; kernels will not be kept in the user cache "
+                                "(set KCACHE_CUSTOM_CACHE_DIR)");
+    }
   }
   return config;
 }

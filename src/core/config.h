@@ -23,7 +23,10 @@ std::optional<std::uint64_t> parse_size(std::string_view text);
 // malformed.
 std::optional<std::uint64_t> parse_duration_ms(std::string_view text);
 
-ResolvedConfig resolve_config(const CacheOptions& options, const Env& env);
+// Non-const `env`: when the default cache folder cannot be used (HOME
+// unset, not writable), the private fallback folder is created and checked
+// here (README, Configuration; docs/design.md §6).
+ResolvedConfig resolve_config(const CacheOptions& options, Env& env);
 
 // The version folder appended to the cache dir: the kcache version.
 std::string_view version_folder();

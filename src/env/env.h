@@ -32,6 +32,39 @@ class RandomAccessFile {
   virtual Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const = 0;
 };
 
+// A new file being written (Env::new_writable_file). Destroying it closes
+// it if still open; the file stays where it is either way.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  // Writes all of `data` at the end of the file.
+  virtual Status append(std::span<const std::uint8_t> data) = 0;
+  // fsync.
+  virtual Status sync() = 0;
+  virtual Status close() = 0;
+};
+
+enum class FileType { kRegular, kDirectory, kSymlink, kOther };
+
+// What lstat says of a path.
+struct FileInfo {
+  FileType type = FileType::kOther;
+  mode_t mode = 0;  // permission bits (07777)
+  uid_t owner = 0;
+  std::uint64_t size = 0;
+  std::int64_t modified_unix = 0;
+};
+
+// The kind of file system a path is on, as far as a cache cares: a network
+// file system (NFS, SMB, Lustre, ...) gives no shared memory across machines
+// and weak locks; FUSE may be local or remote (sshfs), so it is told apart.
+enum class FileSystemKind { kLocal, kNetwork, kFuse };
+
+struct FileSystemInfo {
+  FileSystemKind kind = FileSystemKind::kLocal;
+  std::string name;  // "nfs", "cifs", "lustre", "fuse", ...; empty when local
+};
+
 // A held lock; released when destroyed, and by the kernel when the process
 // dies, however it dies.
 class FileLock {
@@ -61,11 +94,16 @@ class Env {
   virtual Result<ByteBuffer> read_file(const std::string& path) const = 0;
   virtual Result<std::unique_ptr<RandomAccessFile>> open_random_access(
       const std::string& path) const = 0;
+  // Creates `path`, which must not exist, for writing, with `mode`.
+  virtual Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
+                                                                  mode_t mode) = 0;
   // Writes `data` to a temporary file beside `path` (created with `mode`),
   // fsyncs it when `sync`, and renames it over `path`. Either the old or the
-  // whole new content is at `path` afterwards, never a part.
+  // whole new content is at `path` afterwards, never a part; on failure the
+  // temporary file is removed. Built on new_writable_file, rename and
+  // remove_file, so that a fault injected in any of them is met here too.
   virtual Status write_file_atomic(const std::string& path, std::span<const std::uint8_t> data,
-                                   bool sync, mode_t mode = 0600) = 0;
+                                   bool sync, mode_t mode = 0600);
   // mkdir -p; created folders get `mode`. Existing folders are fine; an
   // existing non-folder is kIoError.
   virtual Status create_dirs(const std::string& path, mode_t mode) = 0;
@@ -76,6 +114,17 @@ class Env {
   // kNotFound when the folder does not exist.
   virtual Result<std::vector<DirEntry>> list_dir(const std::string& path) const = 0;
   [[nodiscard]] virtual bool is_dir(const std::string& path) const = 0;
+  // lstat: a symbolic link is reported as one. kNotFound when absent.
+  virtual Result<FileInfo> file_info(const std::string& path) const = 0;
+  // Whether this process may create files in folder `path`, or, when it does
+  // not exist, create it: ok, or why not (its nearest existing parent is
+  // not a folder, cannot be written, is on a read-only file system). Looks;
+  // never creates.
+  virtual Status check_writable(const std::string& path) const = 0;
+  // The file system holding `path` (or its nearest existing parent).
+  [[nodiscard]] virtual FileSystemInfo file_system(const std::string& path) const = 0;
+  // The real user id of this process.
+  [[nodiscard]] virtual uid_t user_id() const = 0;
   // Tries to lock one byte, at `offset`, of `path` (created 0600 when
   // missing) for this call alone: two calls conflict even in one process.
   // nullptr when someone else holds it; a Status when locking is impossible.
@@ -100,10 +149,12 @@ class EnvWrapper : public Env {
       const std::string& path) const override {
     return target_.open_random_access(path);
   }
-  Status write_file_atomic(const std::string& path, std::span<const std::uint8_t> data, bool sync,
-                           mode_t mode = 0600) override {
-    return target_.write_file_atomic(path, data, sync, mode);
+  Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
+                                                          mode_t mode) override {
+    return target_.new_writable_file(path, mode);
   }
+  // write_file_atomic is not forwarded: Env's runs on this wrapper's
+  // new_writable_file, rename and remove_file, faults included.
   Status create_dirs(const std::string& path, mode_t mode) override {
     return target_.create_dirs(path, mode);
   }
@@ -116,6 +167,16 @@ class EnvWrapper : public Env {
     return target_.list_dir(path);
   }
   bool is_dir(const std::string& path) const override { return target_.is_dir(path); }
+  Result<FileInfo> file_info(const std::string& path) const override {
+    return target_.file_info(path);
+  }
+  Status check_writable(const std::string& path) const override {
+    return target_.check_writable(path);
+  }
+  FileSystemInfo file_system(const std::string& path) const override {
+    return target_.file_system(path);
+  }
+  uid_t user_id() const override { return target_.user_id(); }
   Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
                                               std::uint64_t offset) override {
     return target_.try_lock(path, offset);
@@ -126,7 +187,8 @@ class EnvWrapper : public Env {
   Env& target_;
 };
 
-// "<what> <path>: <strerror(err)>" as a Status, kNotFound for ENOENT.
+// "<what> <path>: <strerror(err)>" as a Status; kNotFound for ENOENT and
+// ENOTDIR (a part of the path is a file, so nothing can be there).
 Status errno_status(const std::string& what, const std::string& path, int err);
 
 }  // namespace kcache

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,7 +20,7 @@ namespace kcache {
 
 Status errno_status(const std::string& what, const std::string& path, int err) {
   std::string message = what + " " + path + ": " + std::strerror(err);
-  if (err == ENOENT) return Status::not_found(std::move(message));
+  if (err == ENOENT || err == ENOTDIR) return Status::not_found(std::move(message));
   return Status::io_error(std::move(message));
 }
 
@@ -81,6 +82,58 @@ std::string temp_name_for(const std::string& path) {
          "." + std::to_string(random() % 1000000);
 }
 
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  PosixWritableFile(const PosixWritableFile&) = delete;
+  PosixWritableFile& operator=(const PosixWritableFile&) = delete;
+
+  Status append(std::span<const std::uint8_t> data) override {
+    std::size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_status("cannot write", path_, errno);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    return Status::ok();
+  }
+  Status sync() override {
+    if (::fsync(fd_) != 0) return errno_status("cannot sync", path_, errno);
+    return Status::ok();
+  }
+  Status close() override {
+    // The descriptor is gone after close(2) whatever it returns.
+    int rc = ::close(std::exchange(fd_, -1));
+    if (rc != 0) return errno_status("cannot close", path_, errno);
+    return Status::ok();
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+// The network file systems among statfs's f_type values (linux/magic.h and
+// the file systems' own headers). SQLite's WAL needs memory shared by every
+// process that opens the file, which none of them gives across machines.
+struct FileSystemMagic {
+  unsigned long magic;
+  const char* name;
+};
+constexpr FileSystemMagic kNetworkFileSystems[] = {
+    {0x6969, "nfs"},       {0x517B, "smb"},        {0xFF534D42, "cifs"},   {0xFE534D42, "smb2"},
+    {0x00C36400, "ceph"},  {0x0BD00BD0, "lustre"}, {0x47504653, "gpfs"},   {0x5346414F, "afs"},
+    {0x6B414653, "afs"},   {0x01021997, "9p"},     {0x19830326, "beegfs"}, {0x20030528, "orangefs"},
+    {0x013111A8, "ibrix"}, {0xAAD7AAEA, "panfs"},
+};
+constexpr unsigned long kFuseMagic = 0x65735546;
+
 // An open-file-description lock: owned by this descriptor, not by the
 // process, so threads (and separate calls) of one process exclude each
 // other too; closing the descriptor, or dying, releases it.
@@ -140,38 +193,11 @@ class PosixEnv final : public Env {
         fd.release(), static_cast<std::uint64_t>(st.st_size), path));
   }
 
-  Status write_file_atomic(const std::string& path, std::span<const std::uint8_t> data, bool sync,
-                           mode_t mode) override {
-    const std::string temp = temp_name_for(path);
-    FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
-    if (fd.get() < 0) return errno_status("cannot create", temp, errno);
-    std::size_t done = 0;
-    while (done < data.size()) {
-      ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        int err = errno;
-        ::unlink(temp.c_str());
-        return errno_status("cannot write", temp, err);
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    if (sync && ::fsync(fd.get()) != 0) {
-      int err = errno;
-      ::unlink(temp.c_str());
-      return errno_status("cannot sync", temp, err);
-    }
-    if (::close(fd.release()) != 0) {
-      int err = errno;
-      ::unlink(temp.c_str());
-      return errno_status("cannot close", temp, err);
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-      int err = errno;
-      ::unlink(temp.c_str());
-      return errno_status("cannot rename into", path, err);
-    }
-    return Status::ok();
+  Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
+                                                          mode_t mode) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0) return errno_status("cannot create", path, errno);
+    return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(fd, path));
   }
 
   Status create_dirs(const std::string& path, mode_t mode) override {
@@ -254,9 +280,82 @@ class PosixEnv final : public Env {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0;
   }
+
+  Result<FileInfo> file_info(const std::string& path) const override {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return errno_status("cannot stat", path, errno);
+    FileInfo info;
+    info.type = S_ISREG(st.st_mode)   ? FileType::kRegular
+                : S_ISDIR(st.st_mode) ? FileType::kDirectory
+                : S_ISLNK(st.st_mode) ? FileType::kSymlink
+                                      : FileType::kOther;
+    info.mode = st.st_mode & 07777;
+    info.owner = st.st_uid;
+    info.size = static_cast<std::uint64_t>(st.st_size);
+    info.modified_unix = st.st_mtim.tv_sec;
+    return info;
+  }
+
+  Status check_writable(const std::string& path) const override {
+    std::string at = path;
+    while (true) {
+      struct stat st;
+      if (::stat(at.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return Status::io_error(at + " is not a directory");
+        // access(2) also answers EROFS for a read-only mount.
+        if (::access(at.c_str(), W_OK | X_OK) != 0) {
+          return errno_status("cannot write in", at, errno);
+        }
+        return Status::ok();
+      }
+      if (errno != ENOENT && errno != ENOTDIR) return errno_status("cannot stat", at, errno);
+      std::size_t slash = at.find_last_of('/');
+      if (at == "/" || at == ".") return Status::io_error("no existing folder above " + path);
+      at = slash == std::string::npos ? std::string(".")
+           : slash == 0               ? std::string("/")
+                                      : at.substr(0, slash);
+    }
+  }
+
+  FileSystemInfo file_system(const std::string& path) const override {
+    std::string at = path.empty() ? std::string(".") : path;
+    struct statfs fs;
+    while (::statfs(at.c_str(), &fs) != 0) {
+      if (errno == EINTR) continue;
+      std::size_t slash = at.find_last_of('/');
+      if (slash == std::string::npos || at == "/") return {};
+      at = slash == 0 ? std::string("/") : at.substr(0, slash);
+    }
+    const auto magic = static_cast<unsigned long>(fs.f_type) & 0xFFFFFFFFul;
+    if (magic == kFuseMagic) return {FileSystemKind::kFuse, "fuse"};
+    for (const auto& known : kNetworkFileSystems) {
+      if (known.magic == magic) return {FileSystemKind::kNetwork, known.name};
+    }
+    return {};
+  }
+
+  uid_t user_id() const override { return ::getuid(); }
 };
 
 }  // namespace
+
+Status Env::write_file_atomic(const std::string& path, std::span<const std::uint8_t> data,
+                              bool sync, mode_t mode) {
+  const std::string temp = temp_name_for(path);
+  auto file = new_writable_file(temp, mode);
+  if (!file) return file.status();
+  Status s = (*file)->append(data);
+  if (s.is_ok() && sync) s = (*file)->sync();
+  if (s.is_ok()) s = (*file)->close();
+  file->reset();
+  if (s.is_ok()) {
+    s = rename(temp, path);
+    if (s.is_ok()) return s;
+  }
+  // Nothing half-written stays behind for a later reader to trip over.
+  (void)remove_file(temp);
+  return s;
+}
 
 Env& Env::posix() {
   static PosixEnv env;

@@ -62,7 +62,9 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
     CacheKey::Bytes key;
     std::memcpy(key.data(), p, key.size());
     KdbSlot slot{CacheKey(key), le::get_u64(p + 32), le::get_u64(p + 40)};
-    if (slot.offset < kKdbHeaderSize || slot.offset + slot.size > index_offset ||
+    // Within [64, index), tested without a sum that could wrap around.
+    if (slot.offset < kKdbHeaderSize || slot.offset > index_offset ||
+        slot.size > index_offset - slot.offset ||
         (i > 0 && !(reader->slots_.back().key < slot.key))) {
       return Status::corruption(path + " has a malformed index");
     }
@@ -114,7 +116,7 @@ Status write_kdb(Env& env, const std::string& path,
   std::uint8_t* index = out.data() + index_offset;
   for (std::size_t i = 0; i < sorted.size(); ++i) {
     const auto& [key, bytes] = *sorted[i];
-    std::memcpy(out.data() + offset, bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(out.data() + offset, bytes.data(), bytes.size());
     std::uint8_t* p = index + i * kKdbIndexEntrySize;
     std::memcpy(p, key.bytes().data(), CacheKey::kSize);
     le::put_u64(p + 32, offset);

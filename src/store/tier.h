@@ -51,6 +51,10 @@ class Tier {
                      std::span<const std::uint8_t> /*encoded*/) {
     return Status::not_supported(std::string(name()) + " tier is read-only");
   }
+  // Removes `key` from database `db`; removing what is absent is ok.
+  virtual Status remove(const std::string& /*db*/, const CacheKey& /*key*/) {
+    return Status::not_supported("cannot remove from the " + std::string(name()) + " tier");
+  }
   // Locks `key` in database `db` against other processes for one compile
   // (docs/design.md §4): the lock, nullptr when another process holds it,
   // or a Status when this tier cannot lock.

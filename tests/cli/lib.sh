@@ -11,6 +11,8 @@
 #   KCACHE_SYSTEM_DB_PATH=$T/sys      (an empty folder)
 #   HOME=$T/home                      (an empty folder)
 #   XDG_CACHE_HOME=$T/xdg             (not created)
+#   TMPDIR=$T/tmp                     (an empty folder; kcache's private
+#                                     fallback folder would go there)
 # and removes every other KCACHE_* variable, so the caller's environment
 # cannot change the result. $T is removed on exit (KCACHE_TEST_KEEP=1 keeps
 # it and prints where it is).
@@ -194,7 +196,8 @@ fresh_env() {
   done
   T="$(mktemp -d "${TMPDIR:-/tmp}/kcache-cli-${TEST_NAME}.XXXXXX")" || fail "mktemp -d failed"
   trap cleanup EXIT
-  mkdir -p "$T/sys" "$T/home" "$T/src" "$T/out"
+  mkdir -p "$T/sys" "$T/home" "$T/src" "$T/out" "$T/tmp"
+  export TMPDIR="$T/tmp"
   export KCACHE_CUSTOM_CACHE_DIR="$T/cache"
   export KCACHE_SYSTEM_DB_PATH="$T/sys"
   export HOME="$T/home"
@@ -282,6 +285,19 @@ snapshot() {
 entry_files() {
   [[ -d "$1" ]] || return 0
   find "$1" -path '*.entries/*' -type f | LC_ALL=C sort
+}
+
+# warnings TEXT: the "kcache: Warning" lines of TEXT, but for the missing
+# system package (every scenario with an empty $T/sys has that one).
+warnings() {
+  grep '^kcache: Warning' <<<"$1" | grep -v 'Missing system database file' || true
+}
+
+# warning_count TEXT: how many lines `warnings` prints.
+warning_count() {
+  local w
+  w="$(warnings "$1")"
+  if [[ -z "$w" ]]; then echo 0; else wc -l <<<"$w" | tr -d ' '; fi
 }
 
 # file_count DIR: how many files are under DIR (0 when it does not exist).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kcache verify finds a corrupt entry (exit 1, names it); verify --repair
 # moves it to <dir>/<version>/quarantine/ (exit 0); the next compile of that
-# request recompiles.
+# request recompiles. A stale temporary file is reported and removed.
+# (Damaged indexes: index_damage.sh; damaged .kdb files: bad_kdb.sh.)
 source "$(dirname "$0")/lib.sh"
 fresh_env
 require_enabled_build
@@ -83,6 +84,22 @@ expect_eq "lookup of a corrupt entry: tier" compiled "$TIER"
 cmp -s src/mul.cl out/mul.bin || fail "a corrupt entry was served"
 compile_ok --source src/mul.cl
 expect_eq "lookup after the corrupt entry was recompiled: tier" user "$TIER"
+run verify
+expect_rc 0
+
+# A temporary file a killed writer left: never read as an entry; verify
+# reports it once it is an hour old, --repair removes it.
+temp="$entry2.tmp.4242.0.17"
+printf 'half an entry' >"$temp"
+run verify
+expect_rc 0
+touch -d '2 hours ago' "$temp"
+run verify
+expect_rc 1
+expect_contains "verify names the temporary file" "$temp" "$OUT"
+run verify --repair
+expect_rc 0
+[[ ! -e "$temp" ]] || fail "verify --repair left $temp"
 run verify
 expect_rc 0
 pass

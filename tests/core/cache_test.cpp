@@ -136,16 +136,73 @@ TEST_F(CacheTest, DisabledCacheCompilesEveryTimeAndTouchesNoDisk) {
   EXPECT_EQ(cache->list().status().code(), StatusCode::kUnavailable);
 }
 
-TEST_F(CacheTest, CompileErrorIsReturnedWithItsLogAndNotCached) {
+TEST_F(CacheTest, CompileErrorIsReturnedWithItsLogAndRemembered) {
   auto cache = open();
   auto failed = cache->get_or_compile(request("#error nope"), compiler);
   ASSERT_FALSE(failed.is_ok());
   EXPECT_EQ(failed.status().code(), StatusCode::kCompileError);
   EXPECT_NE(failed.status().details().find("#error found"), std::string::npos);
   EXPECT_EQ(cache->stats().compile_failures, 1u);
-  EXPECT_TRUE(cache->list()->empty());
-  EXPECT_FALSE(cache->get_or_compile(request("#error nope"), compiler).is_ok());
-  EXPECT_EQ(compiler.compiles, 2);  // not remembered (negative caching comes later)
+
+  // A new process does not compile it again: the error and its log are
+  // answered from the negative cache. No binary is stored.
+  auto later = open();
+  auto again = later->get_or_compile(request("#error nope"), compiler);
+  ASSERT_FALSE(again.is_ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kCompileError);
+  EXPECT_NE(again.status().message().find("remembered"), std::string::npos);
+  EXPECT_NE(again.status().details().find("#error found"), std::string::npos);
+  EXPECT_EQ(compiler.compiles, 1);
+  EXPECT_EQ(later->stats().failure_hits, 1u);
+  auto listed = later->list();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].backend, "failure:fake");
+
+  // Forgotten on request: compiled (and failing) again.
+  EXPECT_EQ(*later->clear_failures(), 1u);
+  EXPECT_FALSE(open()->get_or_compile(request("#error nope"), compiler).is_ok());
+  EXPECT_EQ(compiler.compiles, 2);
+  // A fixed source is a different key: it compiles.
+  EXPECT_TRUE(open()->get_or_compile(request("fixed"), compiler).is_ok());
+}
+
+TEST_F(CacheTest, RememberedFailuresExpire) {
+  env.vars["KCACHE_FAILURE_TTL"] = "10m";
+  env.now = 1'000'000;
+  EXPECT_FALSE(open()->get_or_compile(request("#error x"), compiler).is_ok());
+  env.now = 1'000'000 + 9 * 60;
+  EXPECT_FALSE(open()->get_or_compile(request("#error x"), compiler).is_ok());
+  EXPECT_EQ(compiler.compiles, 1);
+  env.now = 1'000'000 + 11 * 60;
+  EXPECT_FALSE(open()->get_or_compile(request("#error x"), compiler).is_ok());
+  EXPECT_EQ(compiler.compiles, 2);
+}
+
+TEST_F(CacheTest, ZeroTtlDoesNotRememberFailures) {
+  env.vars["KCACHE_FAILURE_TTL"] = "0";
+  EXPECT_FALSE(open()->get_or_compile(request("#error x"), compiler).is_ok());
+  EXPECT_FALSE(open()->get_or_compile(request("#error x"), compiler).is_ok());
+  EXPECT_EQ(compiler.compiles, 2);
+  EXPECT_TRUE(open()->list()->empty());
+}
+
+// Only compile errors are remembered: a compiler that could not run may
+// run next time.
+TEST_F(CacheTest, UnavailableCompilerIsNotRemembered) {
+  class Unavailable : public Compiler {
+   public:
+    const CompilerIdentity& identity() const override { return id; }
+    Result<Target> resolve_target(const Target& t) const override { return t; }
+    Result<CompileOutput> compile(const KernelRequest&, const Target&) override {
+      ++calls;
+      return Status::unavailable("the compiler library vanished");
+    }
+    CompilerIdentity id{"gone", "g", "1"};
+    int calls = 0;
+  } unavailable;
+  EXPECT_FALSE(open()->get_or_compile(request(), unavailable).is_ok());
+  EXPECT_FALSE(open()->get_or_compile(request(), unavailable).is_ok());
+  EXPECT_EQ(unavailable.calls, 2);
 }
 
 TEST_F(CacheTest, UnsupportedTargetIsInvalidArgument) {
@@ -195,12 +252,16 @@ TEST_F(CacheTest, UnreadableCacheIsSkippedWithAWarning) {
 
 TEST_F(CacheTest, NoHomeStillCompiles) {
   env.vars.erase("KCACHE_CUSTOM_CACHE_DIR");
+  env.vars["TMPDIR"] = dir / "tmp";
   env.home.reset();
   auto cache = open();
   auto kernel = cache->get_or_compile(request(), compiler);
   ASSERT_TRUE(kernel.is_ok());
   EXPECT_EQ(log_lines_containing("HOME is not set"), 1);
-  EXPECT_EQ(cache->list().status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(log.size(), 2u);  // that, and the missing system package
+  // Kept in the private fallback folder (tests/core/cache_faults_test.cpp).
+  EXPECT_EQ(cache->list()->size(), 1u);
+  EXPECT_EQ(open()->get_or_compile(request(), compiler)->tier, TierKind::kUser);
 }
 
 TEST_F(CacheTest, CorruptUserEntryIsRecompiledCountedAndQuarantined) {

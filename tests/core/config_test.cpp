@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
 #include "build_config.h"
 #include "fakes/fault_env.h"
+#include "fakes/temp_folder.h"
 
 namespace kcache {
 namespace {
@@ -46,6 +49,14 @@ TEST(ConfigParseTest, Duration) {
   EXPECT_FALSE(parse_duration_ms("-1s").has_value());
   EXPECT_FALSE(parse_duration_ms("5 days").has_value());
   EXPECT_FALSE(parse_duration_ms("99999999999999999999").has_value());
+}
+
+// Found by fuzz_config: a size above 2^63 (still within the accepted
+// range) came out as 2^63, because llround's long long overflowed.
+TEST(ConfigParseTest, SizesAboveTwoToThe63) {
+  EXPECT_EQ(parse_size("10000000000000000000"), 10000000000000000000u);
+  EXPECT_EQ(parse_size("11111111111111111K"), 11377777777777778688u);
+  EXPECT_FALSE(parse_size("20000000000000000000").has_value());
 }
 
 TEST(ConfigParseTest, LogLevel) {
@@ -130,15 +141,40 @@ TEST_F(ResolveConfigTest, MalformedValuesFallBackWithAWarning) {
       << config.warnings[0];
 }
 
-TEST_F(ResolveConfigTest, NoHomeMeansNoUserDirButStillEnabled) {
+// No home: the default folder falls back to a private one under TMPDIR
+// (tests/core/config_fallback_test.cpp has the refusals); a folder the user
+// chose is never replaced.
+TEST_F(ResolveConfigTest, NoHomeFallsBackToAPrivateFolder) {
+  testing::TempFolder tmp;
+  env.vars["TMPDIR"] = tmp.path();
   env.home.reset();
   ResolvedConfig config = resolve();
   EXPECT_TRUE(config.enabled);
-  EXPECT_TRUE(config.user_dir.empty());
+  const std::string root = tmp / ("kcache-" + std::to_string(::getuid()));
+  EXPECT_EQ(config.user_dir, root + "/" + std::string(version_folder()));
+  EXPECT_EQ(config.find("cache_dir")->value, root);
+  EXPECT_EQ(config.find("cache_dir")->origin, "fallback (HOME is not set)");
   ASSERT_EQ(config.warnings.size(), 1u);
   EXPECT_NE(config.warnings[0].find("HOME is not set"), std::string::npos);
   env.vars["KCACHE_CUSTOM_CACHE_DIR"] = "/explicit";
   EXPECT_EQ(resolve().user_dir, "/explicit/" + std::string(version_folder()));
+  env.vars["KCACHE_CUSTOM_CACHE_DIR"] = "~/kc";
+  config = resolve();
+  EXPECT_TRUE(config.user_dir.empty());
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_NE(config.warnings[0].find("'~/kc' cannot be used"), std::string::npos);
+}
+
+// Found by fuzz_config: an empty cache_dir option named "/<version>", a
+// folder under the root.
+TEST_F(ResolveConfigTest, EmptyCacheDirOptionMeansNoUserDir) {
+  CacheOptions options;
+  options.cache_dir = "";
+  ResolvedConfig config = resolve(options);
+  EXPECT_TRUE(config.enabled);
+  EXPECT_EQ(config.user_dir, "");
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_NE(config.warnings[0].find("cache_dir is empty"), std::string::npos);
 }
 
 // Every environment variable of the settings table is documented in the

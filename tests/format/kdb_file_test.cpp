@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "fakes/temp_folder.h"
+#include "format/endian.h"
 #include "format/entry.h"
 #include "format/hash.h"
 
@@ -69,6 +71,51 @@ TEST(KdbFileTest, DuplicateKeysAreRefused) {
 TEST(KdbFileTest, MissingFileIsNotFound) {
   TempFolder dir;
   EXPECT_EQ(KdbReader::open(dir / "none.kdb", Env::posix()).status().code(), StatusCode::kNotFound);
+}
+
+// Found by fuzz_kdb_open: an empty slot was copied with memcpy from a null
+// pointer (undefined behaviour, reported by the asan preset's UBSan).
+TEST(KdbFileTest, EmptySlotWritesAndReadsBack) {
+  TempFolder dir;
+  const CacheKey key(sha256(std::string_view("empty")));
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "e.kdb", {{key, {}}}, {}).is_ok());
+  auto reader = KdbReader::open(dir / "e.kdb", Env::posix());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  auto slot = (*reader)->find(key);
+  ASSERT_TRUE(slot.has_value());
+  EXPECT_EQ(slot->size, 0u);
+  auto read = (*reader)->read(*slot);
+  ASSERT_TRUE(read.is_ok());
+  EXPECT_EQ(read->size, 0u);
+  EXPECT_EQ(decode_entry(*read, &key).status().code(), StatusCode::kCorruption);
+}
+
+// Found by fuzz_kdb_open: a slot whose offset + size wrapped around 2^64
+// passed the bounds check, and reading it then asked for an impossible
+// buffer or a negative file offset. The checksum does not stop this: anyone
+// can recompute it.
+TEST(KdbFileTest, SlotPastTheIndexIsCorruptionEvenWhenItsEndWraps) {
+  TempFolder dir;
+  auto entries = make_entries(1);
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "x.kdb", entries, {}).is_ok());
+  const std::string good = testing::read_file(dir / "x.kdb");
+  const std::uint64_t index_offset = le::get_u64(reinterpret_cast<const std::uint8_t*>(good.data()) + 24);
+  for (auto [offset, size] : {std::pair<std::uint64_t, std::uint64_t>{64, ~std::uint64_t{0}},
+                              {~std::uint64_t{0} - 703, 0x30f}}) {
+    std::string bad = good;
+    auto* bytes = reinterpret_cast<std::uint8_t*>(bad.data());
+    le::put_u64(bytes + index_offset + 32, offset);
+    le::put_u64(bytes + index_offset + 40, size);
+    Checksummer checksum;  // resealed, as a hostile writer would
+    checksum.update({bytes, 48});
+    checksum.update({bytes + index_offset, bad.size() - index_offset});
+    Checksum128 digest = checksum.finish();
+    std::memcpy(bytes + 48, digest.data(), digest.size());
+    testing::write_file(dir / "bad.kdb", bad);
+    auto reader = KdbReader::open(dir / "bad.kdb", Env::posix());
+    ASSERT_FALSE(reader.is_ok()) << "slot at " << offset << " of " << size << " bytes";
+    EXPECT_EQ(reader.status().code(), StatusCode::kCorruption);
+  }
 }
 
 TEST(KdbFileTest, DamageToHeaderOrIndexIsCorruption) {

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 
+#include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
@@ -89,19 +93,159 @@ TEST(SystemTierTest, ArchWidePackageAloneIsEnough) {
   EXPECT_TRUE(captured.lines.empty());
 }
 
-TEST(SystemTierTest, UnreadablePackageSaysSoInsteadOfMissing) {
+// A package that exists but cannot be used is treated as absent, with one
+// warning naming the file and the reason and never "Missing ...": damage is
+// reported as corruption (TierEvents, whose warning the cache gives), a
+// file that cannot be read is said by the tier. The arch-wide package is
+// still used, and nothing in the folder is touched.
+struct BadPackage {
+  std::string name;
+  std::function<void(const std::string& path)> make;
+  bool corrupt;  // reported through TierEvents, else logged by the tier
+};
+
+std::vector<BadPackage> bad_packages() {
+  auto good_bytes = [] {
+    TempFolder scratch;
+    write_package(scratch / "p.kdb", {entry_named("a"), entry_named("b")});
+    return testing::read_file(scratch / "p.kdb");
+  };
+  return {
+      {"garbage", [](const std::string& p) { testing::write_file(p, "this is not a package"); },
+       true},
+      {"zero-length", [](const std::string& p) { testing::write_file(p, ""); }, true},
+      {"truncated",
+       [good_bytes](const std::string& p) {
+         std::string bytes = good_bytes();
+         testing::write_file(p, bytes.substr(0, bytes.size() - 7));
+       },
+       true},
+      {"zeroed index",
+       [good_bytes](const std::string& p) {
+         std::string bytes = good_bytes();
+         std::fill(bytes.end() - 120, bytes.end() - 20, '\0');
+         testing::write_file(p, bytes);
+       },
+       true},
+      {"flipped header bit",
+       [good_bytes](const std::string& p) {
+         std::string bytes = good_bytes();
+         bytes[20] ^= 0x04;
+         testing::write_file(p, bytes);
+       },
+       true},
+      {"a user index in its place",
+       [](const std::string& p) {
+         testing::write_file(p, std::string("SQLite format 3\0", 16) + std::string(4080, 'x'));
+       },
+       true},
+      {"a folder", [](const std::string& p) { std::filesystem::create_directories(p + "/x"); },
+       false},
+  };
+}
+
+TEST(SystemTierTest, UnusablePackageIsAbsentWithOneWarning) {
+  for (const auto& bad : bad_packages()) {
+    SCOPED_TRACE(bad.name);
+    TempFolder dir;
+    // Names no other test uses, since warnings are once per process and file.
+    const std::string exact = "gfx942_" + std::to_string(std::hash<std::string>{}(bad.name) % 997);
+    bad.make(dir / (exact + ".kdb"));
+    Entry in_arch = entry_named("arch");
+    write_package(dir / "gfx942.kdb", {in_arch});
+    const std::string path = dir / (exact + ".kdb");
+    const std::string before = bad.corrupt ? testing::read_file(path) : "";
+    Captured captured;
+    Logger log = captured.logger();
+    NullEvents events;
+    auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
+    for (int i = 0; i < 3; ++i) {
+      auto got = tier->get({exact, "gfx942"}, entry_named("x").key);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      EXPECT_FALSE(got->has_value());
+      EXPECT_TRUE(tier->get({exact, "gfx942"}, in_arch.key)->has_value());
+    }
+    if (bad.corrupt) {
+      EXPECT_TRUE(captured.lines.empty()) << captured.lines[0];
+      EXPECT_EQ(events.count, 1);
+    } else {
+      ASSERT_EQ(captured.lines.size(), 1u);
+      EXPECT_NE(captured.lines[0].find("[SystemDb] System database file " + dir / exact + ".kdb" +
+                                       " is unreadable and is ignored: "),
+                std::string::npos)
+          << captured.lines[0];
+      EXPECT_EQ(events.count, 0);
+    }
+    for (const auto& line : captured.lines) {
+      EXPECT_EQ(line.find("Missing system database"), std::string::npos) << line;
+    }
+    if (bad.corrupt) {
+      EXPECT_EQ(testing::read_file(path), before);
+    }
+
+    // verify lists it, and cannot repair it (a package is never touched).
+    for (bool repair : {false, true}) {
+      VerifyReport report;
+      ASSERT_TRUE(tier->verify(repair, report).is_ok());
+      ASSERT_EQ(report.problems.size(), 1u);
+      EXPECT_EQ(report.problems[0].path, dir / (exact + ".kdb"));
+      EXPECT_FALSE(report.problems[0].repaired);
+      EXPECT_EQ(report.entries_ok, 1u);  // the arch-wide package
+    }
+    EXPECT_TRUE(std::filesystem::exists(dir / (exact + ".kdb")));
+  }
+}
+
+// EACCES on open and EIO on read, through the Env: one warning naming the
+// file and errno's reason, then absent; verify lists it.
+TEST(SystemTierTest, UnreadablePackageThroughTheEnvIsAbsentWithOneWarning) {
+  for (int err : {EACCES, EIO}) {
+    SCOPED_TRACE(std::strerror(err));
+    TempFolder dir;
+    const std::string exact = "sm_61_" + std::to_string(err);
+    Entry entry = entry_named("e");
+    write_package(dir / (exact + ".kdb"), {entry});
+    testing::FaultEnv env;
+    env.inject(err == EACCES ? testing::FaultOp::kOpen : testing::FaultOp::kRead, exact + ".kdb",
+               err);
+    Captured captured;
+    Logger log = captured.logger();
+    NullEvents events;
+    auto tier = make_system_tier(dir.path(), env, log, events);
+    for (int i = 0; i < 3; ++i) {
+      auto got = tier->get({exact, "sm_61"}, entry.key);
+      ASSERT_TRUE(got.is_ok());
+      EXPECT_FALSE(got->has_value());
+    }
+    ASSERT_EQ(captured.lines.size(), 1u);
+    EXPECT_NE(captured.lines[0].find(dir / (exact + ".kdb")), std::string::npos);
+    EXPECT_NE(captured.lines[0].find(std::strerror(err)), std::string::npos) << captured.lines[0];
+    VerifyReport report;
+    ASSERT_TRUE(tier->verify(true, report).is_ok());
+    ASSERT_EQ(report.problems.size(), 1u);
+    EXPECT_FALSE(report.problems[0].repaired);
+  }
+}
+
+// EIO on reading an entry of a package that opened fine: the tier fails
+// that lookup (the cache logs it once and goes on), the next key is fine.
+TEST(SystemTierTest, ReadErrorAfterOpenFailsTheLookupOnly) {
   TempFolder dir;
-  testing::write_file(dir / "gfx942_304.kdb", "this is not a package");
-  Captured captured;
-  Logger log = captured.logger();
+  Entry a = entry_named("a");
+  Entry b = entry_named("b");
+  write_package(dir / "gfx90a.kdb", {a, b});
+  testing::FaultEnv env;
   NullEvents events;
-  auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
-  auto got = tier->get({"gfx942_304", "gfx942"}, entry_named("x").key);
-  ASSERT_TRUE(got.is_ok());
-  EXPECT_FALSE(got->has_value());
-  ASSERT_EQ(captured.lines.size(), 1u);
-  EXPECT_NE(captured.lines[0].find("is unreadable and is ignored"), std::string::npos);
-  EXPECT_EQ(events.count, 1);
+  Logger log(LogLevel::kQuiet, {});
+  auto tier = make_system_tier(dir.path(), env, log, events);
+  ASSERT_TRUE(tier->get({"gfx90a", "gfx90a"}, a.key)->has_value());
+  env.inject(testing::FaultOp::kRead, "gfx90a.kdb", EIO);
+  auto failed = tier->get({"gfx90a", "gfx90a"}, b.key);
+  ASSERT_FALSE(failed.is_ok());
+  EXPECT_NE(failed.status().message().find("Input/output error"), std::string::npos);
+  env.clear_faults();
+  EXPECT_TRUE(tier->get({"gfx90a", "gfx90a"}, b.key)->has_value());
+  EXPECT_EQ(events.count, 0);
 }
 
 TEST(SystemTierTest, NeverWritesIntoItsFolder) {

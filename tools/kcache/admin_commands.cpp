@@ -110,17 +110,18 @@ int run_list(bool json, const std::string& db_filter) {
   return 0;
 }
 
-int run_clear(bool json) {
+int run_clear(bool json, bool failures_only) {
   auto cache = open_cache();
   if (!cache) return 1;
-  auto removed = cache->clear();
+  auto removed = failures_only ? cache->clear_failures() : cache->clear();
   if (!removed) return report_failure(removed.status().message());
   if (json) {
     std::cout
         << nlohmann::json{{"removed", *removed}, {"user_dir", cache->config().user_dir}}.dump()
         << "\n";
   } else {
-    std::cout << "removed " << *removed << " entries from " << cache->config().user_dir << "\n";
+    std::cout << "removed " << *removed << (failures_only ? " remembered compile errors" : " entries")
+              << " from " << cache->config().user_dir << "\n";
   }
   return 0;
 }
@@ -206,10 +207,13 @@ Runner add_list_command(CLI::App& app) {
 
 Runner add_clear_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
+  auto failures = std::make_shared<bool>(false);
   CLI::App* cmd =
       app.add_subcommand("clear", "Remove every entry of the user cache (this version)");
   cmd->add_flag("--json", *json, "Print JSON");
-  return [json] { return run_clear(*json); };
+  cmd->add_flag("--failures", *failures,
+                "Only forget remembered compile errors, so they are compiled again");
+  return [json, failures] { return run_clear(*json, *failures); };
 }
 
 Runner add_verify_command(CLI::App& app) {

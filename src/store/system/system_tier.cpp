@@ -8,6 +8,9 @@
 namespace kcache {
 namespace {
 
+// Packages are read-only here: verify names the problem, --repair leaves it.
+constexpr const char* kNotRepaired = " (a read-only package: reinstall or remove it)";
+
 class SystemTier final : public Tier {
  public:
   SystemTier(std::string folder, const Env& env, const Logger& log, TierEvents& events)
@@ -47,7 +50,8 @@ class SystemTier final : public Tier {
     }
     std::vector<std::string> names;
     for (const auto& e : *entries) {
-      if (!e.is_dir && e.name.size() > 4 && e.name.ends_with(".kdb")) {
+      // A folder named *.kdb too: verify reports it.
+      if (e.name.size() > 4 && e.name.ends_with(".kdb")) {
         names.push_back(e.name.substr(0, e.name.size() - 4));
       }
     }
@@ -62,7 +66,7 @@ class SystemTier final : public Tier {
       ++report.databases_checked;
       auto kdb = KdbReader::open(path, env_);
       if (!kdb) {
-        report.problems.push_back({path, kdb.status().message(), false});
+        report.problems.push_back({path, kdb.status().message() + kNotRepaired, false});
         continue;
       }
       for (const auto& slot : (*kdb)->slots()) {
@@ -73,7 +77,8 @@ class SystemTier final : public Tier {
         if (entry) {
           ++report.entries_ok;
         } else {
-          report.problems.push_back({path + "#" + slot.key.hex(), entry.status().message(), false});
+          report.problems.push_back(
+              {path + "#" + slot.key.hex(), entry.status().message() + kNotRepaired, false});
         }
       }
     }
@@ -95,15 +100,18 @@ class SystemTier final : public Tier {
     auto opened = KdbReader::open(path, env_);
     Package kept;
     kept.present = opened.is_ok() || opened.status().code() != StatusCode::kNotFound;
+    // A package that cannot be used is treated as absent, with one warning
+    // naming the file and the reason: a damaged one is counted as corrupt
+    // (TierEvents says it), an unreadable one (a folder, EACCES, EIO) is
+    // said here. A read-only package is never moved or repaired.
     if (opened) {
       kept.reader = std::move(*opened);
+    } else if (opened.status().code() == StatusCode::kCorruption) {
+      events_.on_corrupt(name(), path, opened.status());
     } else if (kept.present) {
       log_.warn_once("SystemDb:unreadable:" + path, "SystemDb",
                      "System database file " + path +
                          " is unreadable and is ignored: " + opened.status().message());
-      if (opened.status().code() == StatusCode::kCorruption) {
-        events_.on_corrupt(name(), path, opened.status());
-      }
     }
     return packages_.emplace(db, std::move(kept)).first->second;
   }

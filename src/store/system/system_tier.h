@@ -4,6 +4,10 @@
 // read-only file system) and never written. When neither file exists, one
 // warning per process and file:
 //   kcache: Warning [SystemDb] Missing system database file: <name>.kdb Performance may degrade
+// A file that exists but cannot be used (damaged, truncated, empty, a
+// folder, unreadable) is treated as absent, with one warning naming it and
+// the reason; `kcache verify` lists it and exits 1, since a package is
+// never moved or repaired here.
 #pragma once
 
 #include <memory>

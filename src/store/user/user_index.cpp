@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace kcache {
@@ -66,9 +67,15 @@ Result<int> pragma_int(sqlite3* db, const char* sql) {
   return sqlite3_column_int(stmt.get(), 0);
 }
 
+void set_persist_wal(sqlite3* db, bool persist) {
+  int value = persist ? 1 : 0;
+  sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &value);
+}
+
 }  // namespace
 
-Result<std::unique_ptr<UserIndex>> UserIndex::open(const std::string& path, int busy_timeout_ms) {
+Result<std::unique_ptr<UserIndex>> UserIndex::open(const std::string& path, int busy_timeout_ms,
+                                                   IndexJournal journal) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -79,6 +86,10 @@ Result<std::unique_ptr<UserIndex>> UserIndex::open(const std::string& path, int 
   }
   std::unique_ptr<UserIndex> index(new UserIndex(db));
   sqlite3_busy_timeout(db, busy_timeout_ms);
+  // Until the file has passed the checks below, closing must not delete a
+  // WAL or shared-memory file SQLite finds beside it: if it is damaged, the
+  // user tier moves it to quarantine/ with the index.
+  set_persist_wal(db, true);
 
   auto app_id = pragma_int(db, "PRAGMA application_id");
   if (!app_id)
@@ -98,12 +109,22 @@ Result<std::unique_ptr<UserIndex>> UserIndex::open(const std::string& path, int 
                                  std::to_string(*version) + ")");
   }
 
-  if (Status s = exec(db, "PRAGMA journal_mode=WAL", "cannot use WAL for " + path); !s.is_ok()) {
-    return s;
+  if (journal == IndexJournal::kWal) {
+    if (Status s = exec(db, "PRAGMA journal_mode=WAL", "cannot use WAL for " + path); !s.is_ok()) {
+      return s;
+    }
+    // NORMAL in WAL: a power cut may lose the last index rows, never corrupt
+    // the index; entry files are synced before their rows exist.
+    if (Status s = exec(db, "PRAGMA synchronous=NORMAL", path); !s.is_ok()) return s;
+  } else {
+    // Leaves WAL (when an earlier run used it) for a rollback journal, which
+    // needs no shared memory; FULL, since NORMAL is not crash-proof there.
+    if (Status s = exec(db, "PRAGMA journal_mode=DELETE", "cannot leave WAL for " + path);
+        !s.is_ok()) {
+      return s;
+    }
+    if (Status s = exec(db, "PRAGMA synchronous=FULL", path); !s.is_ok()) return s;
   }
-  // NORMAL in WAL: a power cut may lose the last index rows, never corrupt
-  // the index; entry files are synced before their rows exist.
-  if (Status s = exec(db, "PRAGMA synchronous=NORMAL", path); !s.is_ok()) return s;
   if (*app_id == 0) {
     std::string init = std::string("BEGIN IMMEDIATE;") + kSchema +
                        "PRAGMA application_id=" + std::to_string(kApplicationId) +
@@ -112,7 +133,9 @@ Result<std::unique_ptr<UserIndex>> UserIndex::open(const std::string& path, int 
       exec(db, "ROLLBACK", path);
       return s;
     }
+    index->created_ = true;
   }
+  set_persist_wal(db, false);
   return index;
 }
 
@@ -120,6 +143,38 @@ UserIndex::~UserIndex() { sqlite3_close_v2(handle(db_)); }
 
 Status UserIndex::upsert(const IndexRow& row) {
   std::lock_guard lock(mutex_);
+  return upsert_locked(row);
+}
+
+Status UserIndex::upsert_all(const std::vector<IndexRow>& rows) {
+  std::lock_guard lock(mutex_);
+  sqlite3* db = handle(db_);
+  if (Status s = exec(db, "BEGIN IMMEDIATE", "index insert"); !s.is_ok()) return s;
+  for (const auto& row : rows) {
+    if (Status s = upsert_locked(row); !s.is_ok()) {
+      exec(db, "ROLLBACK", "index insert");
+      return s;
+    }
+  }
+  return exec(db, "COMMIT", "index insert");
+}
+
+Status UserIndex::check() {
+  std::lock_guard lock(mutex_);
+  sqlite3* db = handle(db_);
+  Statement stmt(db, "PRAGMA quick_check(1)");
+  if (stmt.prepare_rc() != SQLITE_OK) return sqlite_status(db, "index check", stmt.prepare_rc());
+  int rc = sqlite3_step(stmt.get());
+  if (rc != SQLITE_ROW) return sqlite_status(db, "index check", rc);
+  const unsigned char* text = sqlite3_column_text(stmt.get(), 0);
+  std::string result = text ? reinterpret_cast<const char*>(text) : "";
+  if (result == "ok") return Status::ok();
+  std::replace(result.begin(), result.end(), '\n', ' ');
+  if (result.size() > 200) result = result.substr(0, 200) + "...";
+  return Status::corruption("index check: " + result);
+}
+
+Status UserIndex::upsert_locked(const IndexRow& row) {
   sqlite3* db = handle(db_);
   Statement stmt(db,
                  "INSERT OR REPLACE INTO entries(key, backend, kernels, payload_bytes, "

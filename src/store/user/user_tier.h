@@ -1,11 +1,15 @@
 // The user tier: the read-write cache of this user, one database per
 // target under <cache dir>/<version>/:
-//   <db>.ukdb                     SQLite index (WAL)
+//   <db>.ukdb                     SQLite index (WAL; a rollback journal on
+//                                 a network file system)
 //   <db>.entries/<k0k1>/<key hex> one entry file per key
-//   quarantine/                   bad files, moved aside with a timestamp
+//   quarantine/                   bad files, moved aside with a timestamp:
+//                                 <db>.<file name>.<unix time>.bad
 // Folders are created 0700 on the first write. A hit reads one entry file
 // and never the index; a write renames a synced temporary file into place,
-// then records the row. See docs/design.md §3-5.
+// then records the row. The entry files are the truth: a damaged index
+// (and its WAL and SHM) is quarantined and rebuilt from them, and never
+// fails a lookup or a write. See docs/design.md §3-6.
 #pragma once
 
 #include <memory>

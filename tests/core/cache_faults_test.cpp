@@ -1,0 +1,394 @@
+// Faults met through the Env, and damaged files, seen from the facade: the
+// program always gets its kernel, with exactly one warning per cause, and
+// nothing half-written is left behind (no temporary file, no empty entry).
+#include <kcache/cache.h>
+#include <kcache/version.h>
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include "core/cache_internal.h"
+#include "fakes/fake_compiler.h"
+#include "fakes/fault_env.h"
+#include "fakes/temp_folder.h"
+
+namespace kcache {
+namespace {
+
+using testing::FakeCompiler;
+using testing::FaultEnv;
+using testing::FaultOp;
+using testing::TempFolder;
+
+class CacheFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env.home = dir / "home";
+    env.vars["KCACHE_CUSTOM_CACHE_DIR"] = dir / "cache";
+    env.vars["KCACHE_SYSTEM_DB_PATH"] = dir / "system";
+    env.vars["TMPDIR"] = dir / "tmp";
+    std::filesystem::create_directories(dir / "home");
+    std::filesystem::create_directories(dir / "system");
+    std::filesystem::create_directories(dir / "tmp");
+    compiler.binary_size = 20000;  // several writes' worth
+  }
+
+  std::unique_ptr<Cache> open() {
+    CacheOptions options;
+    options.log_sink = [this](LogLevel, std::string_view line) {
+      std::lock_guard lock(log_mutex);
+      log.emplace_back(line);
+    };
+    auto cache = open_cache_with_env(options, env);
+    EXPECT_TRUE(cache.is_ok());
+    return std::move(*cache);
+  }
+
+  static KernelRequest request(const std::string& source) {
+    KernelRequest r;
+    r.source = source;
+    r.kernel_names = {"k"};
+    r.target = *Target::parse("gfx906_60");
+    return r;
+  }
+
+  // Compiles each source with a new cache (a new process) and checks that
+  // the kernel came back, from `tier`.
+  void expect_kernels(const std::vector<std::string>& sources, TierKind tier) {
+    auto cache = open();
+    for (const auto& source : sources) {
+      auto kernel = cache->get_or_compile(request(source), compiler);
+      ASSERT_TRUE(kernel.is_ok()) << kernel.status().to_string();
+      EXPECT_EQ(kernel->tier, tier) << source;
+      const std::string bytes(kernel->binary().begin(), kernel->binary().end());
+      EXPECT_NE(bytes.find("|" + source + "]"), std::string::npos);
+    }
+  }
+
+  // The warnings given, but for the missing system package that every
+  // test here has (a separate cause).
+  std::vector<std::string> warnings() {
+    std::lock_guard lock(log_mutex);
+    std::vector<std::string> out;
+    for (const auto& line : log) {
+      if (line.starts_with("kcache: Warning") &&
+          line.find("Missing system database file") == std::string::npos) {
+        out.push_back(line);
+      }
+    }
+    return out;
+  }
+
+  std::string one_warning() {
+    auto all = warnings();
+    EXPECT_EQ(all.size(), 1u) << ::testing::PrintToString(all);
+    return all.empty() ? std::string() : all[0];
+  }
+
+  // What a failed write must not leave: temporary files and empty entries.
+  static std::vector<std::string> leftovers(const std::string& root) {
+    std::vector<std::string> found;
+    if (!std::filesystem::exists(root)) return found;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(root)) {
+      const std::string name = f.path().filename().string();
+      if (name.find(".tmp.") != std::string::npos ||
+          (f.is_regular_file() && f.file_size() == 0 && name.size() == 64)) {
+        found.push_back(f.path().string());
+      }
+    }
+    return found;
+  }
+
+  // Every path under `root` with its size, to show nothing changed.
+  static std::vector<std::string> snapshot(const std::string& root) {
+    std::vector<std::string> out;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(root)) {
+      out.push_back(f.path().string() + " " +
+                    (f.is_regular_file() ? std::to_string(f.file_size()) : "dir"));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  std::string user_dir() const { return dir / ("cache/" KCACHE_VERSION_STRING); }
+  void unreadable_entry_is_compiled_again(int err);
+
+  TempFolder dir;
+  FaultEnv env;
+  FakeCompiler compiler;
+  std::mutex log_mutex;
+  std::vector<std::string> log;
+};
+
+// ENOSPC after a part of an entry was written, fsync failing, rename
+// failing: one warning, the kernels are served, the temporary files are
+// gone, and the next process compiles (nothing was half-stored).
+TEST_F(CacheFaultTest, FailedEntryWritesLeaveNothingBehind) {
+  struct Case {
+    FaultOp op;
+    int err;
+    std::uint64_t after_bytes;
+    std::string expected;
+  };
+  int round = 0;
+  for (const Case& c :
+       {Case{FaultOp::kWrite, ENOSPC, 4096, "No space left on device"},
+        Case{FaultOp::kWrite, ENOSPC, 0, "No space left on device"},
+        Case{FaultOp::kSync, EIO, 0, "cannot sync"}, Case{FaultOp::kClose, EIO, 0, "cannot close"},
+        Case{FaultOp::kRename, EIO, 0, "cannot rename"},
+        Case{FaultOp::kCreate, EDQUOT, 0, "quota exceeded"}}) {
+    SCOPED_TRACE(c.expected);
+    // A folder per round: warnings are once per process and folder.
+    const std::string cache_dir = dir / ("cache" + std::to_string(++round));
+    env.vars["KCACHE_CUSTOM_CACHE_DIR"] = cache_dir;
+    log.clear();
+    env.clear_faults();
+    env.inject(c.op, ".entries/", c.err, c.after_bytes);
+    {
+      auto cache = open();
+      for (const char* source : {"a", "b", "c"}) {
+        auto kernel = cache->get_or_compile(request(source), compiler);
+        ASSERT_TRUE(kernel.is_ok()) << kernel.status().to_string();
+        EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+      }
+      EXPECT_EQ(cache->stats().store_failures, 3u);
+    }
+    const std::string warning = one_warning();
+    EXPECT_NE(warning.find("kcache: Warning [UserDb] Cannot write to the user cache"),
+              std::string::npos)
+        << warning;
+    EXPECT_NE(warning.find(c.expected), std::string::npos) << warning;
+    EXPECT_TRUE(leftovers(cache_dir).empty()) << ::testing::PrintToString(leftovers(cache_dir));
+    EXPECT_GE(env.faults_met(), 3);
+    env.clear_faults();
+    expect_kernels({"a", "b"}, TierKind::kCompiled);
+    expect_kernels({"a", "b"}, TierKind::kUser);
+  }
+}
+
+// A read-only file system under a populated cache: hits are served, a miss
+// is compiled, one warning, and nothing on disk changes.
+TEST_F(CacheFaultTest, ReadOnlyFileSystemServesHitsAndCompilesMisses) {
+  expect_kernels({"a", "b"}, TierKind::kCompiled);
+  const auto before = snapshot(dir / "cache");
+  env.read_only(dir / "cache");
+  log.clear();
+  expect_kernels({"a", "b"}, TierKind::kUser);
+  expect_kernels({"new", "newer"}, TierKind::kCompiled);
+  expect_kernels({"new"}, TierKind::kCompiled);
+  EXPECT_NE(one_warning().find("Read-only file system"), std::string::npos);
+  EXPECT_EQ(snapshot(dir / "cache"), before);
+}
+
+// EACCES on opening one entry, EIO on reading it: one warning naming the
+// file, the kernel is compiled and served, and the entry is replaced.
+// (Warnings are once per process; ctest runs each test in its own.)
+void CacheFaultTest::unreadable_entry_is_compiled_again(int err) {
+  expect_kernels({"a"}, TierKind::kCompiled);
+  auto key = open()->get_or_compile(request("a"), compiler)->key;
+  log.clear();
+  env.inject(err == EACCES ? FaultOp::kOpen : FaultOp::kRead, key.hex(), err);
+  expect_kernels({"a"}, TierKind::kCompiled);
+  expect_kernels({"a"}, TierKind::kCompiled);
+  const std::string warning = one_warning();
+  EXPECT_NE(warning.find(key.hex()), std::string::npos) << warning;
+  EXPECT_NE(warning.find(std::strerror(err)), std::string::npos) << warning;
+  env.clear_faults();
+  expect_kernels({"a"}, TierKind::kUser);
+  EXPECT_TRUE(leftovers(dir / "cache").empty());
+}
+
+TEST_F(CacheFaultTest, EntryThatCannotBeOpenedIsCompiledAgainWithOneWarning) {
+  unreadable_entry_is_compiled_again(EACCES);
+}
+
+TEST_F(CacheFaultTest, EntryThatCannotBeReadIsCompiledAgainWithOneWarning) {
+  unreadable_entry_is_compiled_again(EIO);
+}
+
+// A cache folder this process may not enter or write (chmod 000, another
+// user's): the reads are misses, not errors, so the one warning is the
+// write's.
+TEST_F(CacheFaultTest, InaccessibleCacheFolderGivesOneWarning) {
+  expect_kernels({"a"}, TierKind::kCompiled);
+  log.clear();
+  for (FaultOp op : {FaultOp::kOpen, FaultOp::kMkdir, FaultOp::kCreate, FaultOp::kAccess,
+                     FaultOp::kLock, FaultOp::kList}) {
+    env.inject(op, dir / "cache", EACCES);
+  }
+  expect_kernels({"a", "b", "c"}, TierKind::kCompiled);
+  expect_kernels({"a"}, TierKind::kCompiled);
+  EXPECT_NE(one_warning().find("Permission denied"), std::string::npos);
+}
+
+// KCACHE_CUSTOM_CACHE_DIR names a regular file: one warning, every compile
+// goes on, the file is untouched.
+TEST_F(CacheFaultTest, CacheDirThatIsAFileGivesOneWarning) {
+  testing::write_file(dir / "file", "not a folder");
+  env.vars["KCACHE_CUSTOM_CACHE_DIR"] = dir / "file";
+  expect_kernels({"a", "b"}, TierKind::kCompiled);
+  expect_kernels({"a"}, TierKind::kCompiled);
+  const std::string warning = one_warning();
+  EXPECT_NE(warning.find("kcache: Warning [UserDb] Cannot write to the user cache " +
+                         dir / "file/" KCACHE_VERSION_STRING),
+            std::string::npos)
+      << warning;
+  EXPECT_NE(warning.find("is not a directory"), std::string::npos) << warning;
+  EXPECT_EQ(testing::read_file(dir / "file"), "not a folder");
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir / "file"));
+}
+
+// The default folder (~/.cache/kcache) is a file, or on a read-only home:
+// the private fallback folder is used, with one warning, and it caches.
+TEST_F(CacheFaultTest, UnusableDefaultFolderFallsBackToAPrivateOne) {
+  env.vars.erase("KCACHE_CUSTOM_CACHE_DIR");
+  env.real_writable_check = true;
+  testing::write_file(dir / "home/.cache/kcache", "a file");
+  const std::string fallback = dir / ("tmp/kcache-" + std::to_string(::getuid()));
+  expect_kernels({"a"}, TierKind::kCompiled);
+  expect_kernels({"a"}, TierKind::kUser);
+  const std::string warning = one_warning();
+  EXPECT_NE(warning.find("kcache: Warning [Config] The cache folder " +
+                         dir / "home/.cache/kcache/" KCACHE_VERSION_STRING " cannot be created"),
+            std::string::npos)
+      << warning;
+  EXPECT_NE(warning.find("private fallback folder " + fallback), std::string::npos) << warning;
+  auto cache = open();
+  EXPECT_EQ(cache->config().user_dir, fallback + "/" KCACHE_VERSION_STRING);
+  EXPECT_EQ(cache->config().find("cache_dir")->origin, "fallback (default not writable)");
+  struct stat st;
+  ASSERT_EQ(::lstat(fallback.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(testing::read_file(dir / "home/.cache/kcache"), "a file");
+
+  // A read-only home: the same.
+  std::filesystem::remove(dir / "home/.cache/kcache");
+  env.inject(FaultOp::kAccess, dir / "home", EROFS);
+  EXPECT_EQ(open()->config().user_dir, fallback + "/" KCACHE_VERSION_STRING);
+  // A version folder that exists is used as it is, read-only or not: it
+  // may hold hits.
+  std::filesystem::create_directories(dir / "home/.cache/kcache/" KCACHE_VERSION_STRING);
+  EXPECT_EQ(open()->config().user_dir, dir / "home/.cache/kcache/" KCACHE_VERSION_STRING);
+}
+
+// HOME unset and a fallback folder someone else made first (world-writable,
+// or a symbolic link to their folder): refused, with one warning; kernels
+// are compiled and nothing is read from or written to it.
+TEST_F(CacheFaultTest, FallbackFolderMadeBySomeoneElseIsRefused) {
+  env.vars.erase("KCACHE_CUSTOM_CACHE_DIR");
+  env.home.reset();
+  const std::string fallback = dir / ("tmp/kcache-" + std::to_string(::getuid()));
+  std::filesystem::create_directories(fallback);
+  ::chmod(fallback.c_str(), 0777);
+  expect_kernels({"a"}, TierKind::kCompiled);
+  expect_kernels({"a"}, TierKind::kCompiled);
+  const std::string warning = one_warning();
+  EXPECT_NE(warning.find("HOME is not set"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("the fallback folder is refused (" + fallback + " has mode 0777"),
+            std::string::npos)
+      << warning;
+  EXPECT_TRUE(std::filesystem::is_empty(fallback));
+  EXPECT_EQ(open()->list().status().code(), StatusCode::kUnavailable);
+
+  std::filesystem::remove(fallback);
+  std::filesystem::create_directories(dir / "theirs");
+  ::chmod((dir / "theirs").c_str(), 0700);
+  std::filesystem::create_directory_symlink(dir / "theirs", fallback);
+  log.clear();
+  expect_kernels({"a"}, TierKind::kCompiled);
+  EXPECT_NE(one_warning().find(fallback + " is a symbolic link"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "theirs"));
+}
+
+// A cache on NFS: one warning, the index keeps a rollback journal, and the
+// cache works (entries are files, renamed into place, which NFS does
+// atomically).
+TEST_F(CacheFaultTest, NetworkFileSystemWarnsOnceAndStillCaches) {
+  env.file_systems[dir / "cache"] = {FileSystemKind::kNetwork, "nfs"};
+  expect_kernels({"a", "b"}, TierKind::kCompiled);
+  expect_kernels({"a", "b"}, TierKind::kUser);
+  const std::string warning = one_warning();
+  EXPECT_NE(warning.find("kcache: Warning [UserDb] The user cache " + user_dir() +
+                         " is on a network file system (nfs)"),
+            std::string::npos)
+      << warning;
+  EXPECT_EQ(open()->list()->size(), 2u);
+  EXPECT_EQ(testing::read_file(user_dir() + "/gfx906_60.ukdb")[18], 1);  // not WAL
+  EXPECT_FALSE(std::filesystem::exists(user_dir() + "/gfx906_60.ukdb-wal"));
+}
+
+// A damaged index and WAL: the compile goes on, one warning names the
+// index, and the rebuilt index lists every entry.
+TEST_F(CacheFaultTest, DamagedIndexGivesOneWarningAndIsRebuilt) {
+  expect_kernels({"a", "b", "c"}, TierKind::kCompiled);
+  testing::write_file(user_dir() + "/gfx906_60.ukdb", std::string(9000, 'x'));
+  testing::write_file(user_dir() + "/gfx906_60.ukdb-wal", std::string(5000, 'y'));
+  auto cache = open();
+  for (const char* source : {"a", "b", "c"}) {
+    EXPECT_EQ(cache->get_or_compile(request(source), compiler)->tier, TierKind::kUser);
+  }
+  EXPECT_EQ(cache->get_or_compile(request("d"), compiler)->tier, TierKind::kCompiled);
+  const std::string warning = one_warning();
+  EXPECT_NE(warning.find("kcache: Warning [Integrity] Bad user cache entry " + user_dir() +
+                         "/gfx906_60.ukdb"),
+            std::string::npos)
+      << warning;
+  EXPECT_NE(warning.find("rebuilt from the entry files"), std::string::npos) << warning;
+  EXPECT_EQ(cache->stats().corrupt_entries, 1u);
+  EXPECT_EQ(cache->list()->size(), 4u);
+  auto report = cache->verify(false);
+  ASSERT_TRUE(report.is_ok());
+  EXPECT_TRUE(report->problems.empty());
+  std::set<std::string> moved;
+  for (const auto& f : std::filesystem::directory_iterator(user_dir() + "/quarantine")) {
+    const std::string name = f.path().filename().string();
+    moved.insert(name.substr(0, name.find('.', std::string("gfx906_60.gfx906_60.ukdb").size())));
+  }
+  EXPECT_TRUE(moved.contains("gfx906_60.gfx906_60.ukdb"));
+  EXPECT_TRUE(moved.contains("gfx906_60.gfx906_60.ukdb-wal"));
+}
+
+// A system package that is garbage, or that cannot be opened: the compile
+// goes on, one warning names the file (and no "Missing ..."), verify lists
+// it and cannot repair it.
+TEST_F(CacheFaultTest, BadSystemPackageGivesOneWarning) {
+  testing::write_file(dir / "system/gfx906_60.kdb", std::string(200, 'g'));
+  {
+    auto cache = open();
+    EXPECT_EQ(cache->get_or_compile(request("a"), compiler)->tier, TierKind::kCompiled);
+    EXPECT_EQ(cache->get_or_compile(request("b"), compiler)->tier, TierKind::kCompiled);
+    EXPECT_EQ(cache->stats().corrupt_entries, 1u);
+    auto report = cache->verify(true);
+    ASSERT_TRUE(report.is_ok());
+    ASSERT_EQ(report->problems.size(), 1u);
+    EXPECT_EQ(report->problems[0].path, dir / "system/gfx906_60.kdb");
+    EXPECT_FALSE(report->problems[0].repaired);
+  }
+  std::string warning = one_warning();
+  EXPECT_NE(warning.find(dir / "system/gfx906_60.kdb"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("bad magic"), std::string::npos) << warning;
+  for (const auto& line : log) EXPECT_EQ(line.find("Missing"), std::string::npos) << line;
+
+  std::filesystem::remove(dir / "system/gfx906_60.kdb");
+  std::filesystem::create_directories(dir / "system/gfx906.kdb");  // a folder
+  env.vars["KCACHE_SYSTEM_DB_PATH"] = dir / "system";
+  log.clear();
+  expect_kernels({"c"}, TierKind::kCompiled);
+  warning = one_warning();
+  EXPECT_NE(warning.find("kcache: Warning [SystemDb] System database file " +
+                         dir / "system/gfx906.kdb is unreadable and is ignored"),
+            std::string::npos)
+      << warning;
+}
+
+}  // namespace
+}  // namespace kcache
