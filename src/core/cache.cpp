@@ -130,8 +130,9 @@ class Cache::Impl final : public TierEvents {
   void on_corrupt(std::string_view tier, const std::string& where, const Status& problem) override {
     ++stats_.corrupt_entries;
     log_.warn_once("Integrity:" + where, "Integrity",
-                   "Bad " + std::string(tier) + " cache entry " + where + " (" + problem.message() +
-                       "); it is not used and the kernel will be rebuilt");
+                   "Bad " + std::string(tier) + " cache file " + where + " (" + problem.message() +
+                       "); it is not used" +
+                       (tier == "user" ? " (moved to quarantine); what it held is rebuilt" : ""));
   }
 
   Result<CachedKernel> get_or_compile(const KernelRequest& request, Compiler& compiler) {

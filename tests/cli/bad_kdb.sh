@@ -78,7 +78,7 @@ expect_rc 0
 expect_eq "damaged entry in a package: tier" compiled "$TIER"
 cmp -s src/add.cl out/entry.bin || fail "a damaged package entry was served"
 expect_eq "damaged entry in a package: warnings" 1 "$(warning_count "$ERR")"
-expect_contains "the warning" "kcache: Warning [Integrity] Bad system cache entry $T/sys/gfx906_60.kdb#$KEY" "$ERR"
+expect_contains "the warning" "kcache: Warning [Integrity] Bad system cache file $T/sys/gfx906_60.kdb#$KEY" "$ERR"
 run verify
 expect_rc 1
 expect_contains "verify names the entry" "$T/sys/gfx906_60.kdb#$KEY" "$OUT"

@@ -338,7 +338,7 @@ TEST_F(CacheFaultTest, DamagedIndexGivesOneWarningAndIsRebuilt) {
   }
   EXPECT_EQ(cache->get_or_compile(request("d"), compiler)->tier, TierKind::kCompiled);
   const std::string warning = one_warning();
-  EXPECT_NE(warning.find("kcache: Warning [Integrity] Bad user cache entry " + user_dir() +
+  EXPECT_NE(warning.find("kcache: Warning [Integrity] Bad user cache file " + user_dir() +
                          "/gfx906_60.ukdb"),
             std::string::npos)
       << warning;

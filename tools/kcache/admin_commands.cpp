@@ -152,7 +152,12 @@ int run_verify(bool json, bool repair) {
     }
     std::cout << report->entries_ok << " of " << report->entries_checked << " entries ok in "
               << report->databases_checked << " databases";
-    if (unrepaired > 0 && !repair) std::cout << "; run 'kcache verify --repair' to fix";
+    // Installed .kdb packages are read-only: repair cannot fix them.
+    bool repairable = false;
+    for (const auto& p : report->problems) {
+      repairable = repairable || (!p.repaired && p.path.find(".kdb") == std::string::npos);
+    }
+    if (repairable && !repair) std::cout << "; run 'kcache verify --repair' to fix";
     std::cout << "\n";
   }
   return unrepaired == 0 ? 0 : 1;
