@@ -349,7 +349,7 @@ class Cache::Impl final : public TierEvents {
       if (step.tier == nullptr || (user_only && step.kind != TierKind::kUser)) continue;
       auto got = step.tier->get(names, key);
       if (!got) {
-        log_.warn_once("TierRead:" + std::string(step.tier->name()), "Cache",
+        log_.warn_once("TierRead:" + got.status().message(), "Cache",
                        "Cannot read the " + std::string(step.tier->name()) +
                            " cache: " + got.status().message() + " (skipping it)");
         continue;

@@ -48,6 +48,8 @@ class CacheTest : public ::testing::Test {
     return r;
   }
 
+  std::string dir_path() const { return dir.path(); }
+
   int log_lines_containing(const std::string& text) {
     std::lock_guard lock(log_mutex);
     int n = 0;
@@ -392,6 +394,25 @@ TEST_F(CacheTest, DifferentKeysDoNotWaitAcrossCaches) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(400));
   leader.join();
   EXPECT_EQ(other->tier, TierKind::kCompiled);
+}
+
+// The lock file's content is never read: garbage in it changes nothing. A
+// folder in its place is moved to quarantine, once, and locking goes on.
+TEST_F(CacheTest, BadLockFilesAreHarmlessOrQuarantined) {
+  const std::string user = dir_path() + "/cache/" KCACHE_VERSION_STRING;
+  testing::write_file(user + "/gfx906_60.locks", std::string(3000, '\x5a'));
+  EXPECT_EQ(open()->get_or_compile(request("a"), compiler)->tier, TierKind::kCompiled);
+  EXPECT_EQ(log_lines_containing("[Lock]") + log_lines_containing("[Integrity]"), 0);
+  std::filesystem::remove(user + "/gfx906_60.locks");
+  std::filesystem::create_directories(user + "/gfx906_60.locks/inside");
+  auto cache = open();
+  auto kernel = cache->get_or_compile(request("b"), compiler);
+  ASSERT_TRUE(kernel.is_ok());
+  EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+  EXPECT_EQ(cache->stats().corrupt_entries, 1u);
+  EXPECT_EQ(log_lines_containing("not a lock file"), 1);
+  EXPECT_TRUE(std::filesystem::is_regular_file(user + "/gfx906_60.locks"));
+  EXPECT_EQ(open()->get_or_compile(request("b"), compiler)->tier, TierKind::kUser);
 }
 
 TEST_F(CacheTest, CompilerExceptionsDoNotEscape) {

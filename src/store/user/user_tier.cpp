@@ -64,8 +64,18 @@ class UserTier final : public Tier {
     if (!ensure_dir(options_.dir).is_ok()) return std::make_unique<FileLock>();
     std::uint64_t offset = 0;
     for (int i = 0; i < 8; ++i) offset = (offset << 8) | key.bytes()[i];
-    auto lock = env_.try_lock(options_.dir + "/" + db + ".locks", offset);
+    const std::string path = options_.dir + "/" + db + ".locks";
+    auto lock = env_.try_lock(path, offset);
     if (!lock && !folder_writable()) return std::make_unique<FileLock>();
+    // Something other than a plain file where the lock file belongs (a
+    // folder, say): move it aside like any bad file and try again, once.
+    // The content of a lock file is never read, so garbage in it is harmless.
+    if (auto info = env_.file_info(path); !lock && info && info->type != FileType::kRegular) {
+      events_.on_corrupt(name(), path,
+                         Status::corruption("not a lock file: " + lock.status().message()));
+      move_to_quarantine(db, path);
+      lock = env_.try_lock(path, offset);
+    }
     return lock;
   }
 
