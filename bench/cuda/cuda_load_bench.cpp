@@ -395,6 +395,28 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
     }
     return 0;
   }
+  if (mode == "split") {  // fetch, then load the fetched bytes: timed apart
+    KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
+    kcache::Target target = *kcache::Target::parse("sm_90_132");
+    for (const auto& k : kernels) {
+      auto request = request_for(k, target);
+      auto start = Clock::now();
+      auto fetched = kc.cache->get_or_compile(request, *kc.compiler);
+      double fetch_us = micros_since(start);
+      if (!fetched || fetched->tier != kcache::TierKind::kUser) die(k.id + ": not a user hit");
+      const std::string symbol = fetched->lowered_name(k.names[0]);
+      start = Clock::now();
+      void* module = nullptr;
+      void* function = nullptr;
+      driver.check(driver.ModuleLoadData(&module, fetched->binary().data()), "cuModuleLoadData");
+      driver.check(driver.ModuleGetFunction(&function, module, symbol.c_str()),
+                   "cuModuleGetFunction");
+      double load_us = micros_since(start);
+      std::printf("split_fetch %s %s %.2f\nsplit_load %s %s %.2f\n", set.c_str(), k.id.c_str(),
+                  fetch_us, set.c_str(), k.id.c_str(), load_us);
+    }
+    return 0;
+  }
   if (mode == "fetch") {  // the cache lookup alone, no module load
     KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
     kcache::Target target = *kcache::Target::parse("sm_90_132");

@@ -1,5 +1,6 @@
 #include "store/system/system_tier.h"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -24,8 +25,13 @@ class SystemTier final : public Tier {
     const KdbReader* exact = exact_package.reader.get();
     const KdbReader* arch = db.arch != db.exact ? arch_package.reader.get() : nullptr;
     if (!exact_package.present && !arch_package.present) {
-      log_.warn_once("SystemDb:missing:" + folder_ + "/" + db.exact, "SystemDb",
-                     "Missing system database file: " + db.exact + ".kdb Performance may degrade");
+      // Said once per process and file; the flag spares every later miss
+      // the message's strings and the logger's lock.
+      if (!exact_package.missing_reported.exchange(true)) {
+        log_.warn_once(
+            "SystemDb:missing:" + folder_ + "/" + db.exact, "SystemDb",
+            "Missing system database file: " + db.exact + ".kdb Performance may degrade");
+      }
       return std::optional<Entry>();
     }
     for (const KdbReader* kdb : {exact, arch}) {
@@ -89,6 +95,7 @@ class SystemTier final : public Tier {
   struct Package {
     std::unique_ptr<KdbReader> reader;  // null when absent or unreadable
     bool present = false;               // the file exists, readable or not
+    mutable std::atomic<bool> missing_reported{false};
   };
 
   // The package file for `db`, opened once per process.
@@ -98,7 +105,7 @@ class SystemTier final : public Tier {
     if (it != packages_.end()) return it->second;
     const std::string path = folder_ + "/" + db + ".kdb";
     auto opened = KdbReader::open(path, env_);
-    Package kept;
+    Package& kept = packages_[db];
     kept.present = opened.is_ok() || opened.status().code() != StatusCode::kNotFound;
     // A package that cannot be used is treated as absent, with one warning
     // naming the file and the reason: a damaged one is counted as corrupt
@@ -113,7 +120,7 @@ class SystemTier final : public Tier {
                      "System database file " + path +
                          " is unreadable and is ignored: " + opened.status().message());
     }
-    return packages_.emplace(db, std::move(kept)).first->second;
+    return kept;
   }
 
   const std::string folder_;
