@@ -12,14 +12,6 @@
 namespace kcache_demo {
 namespace {
 
-// Problem shapes: small enough that all 39 kernels run in well under a
-// second on a 2-core CPU, so the compile cost is what the demo shows.
-constexpr int kGemmSize = 64;  // M = N = K
-constexpr int kConvSize = 32;  // H = W
-constexpr int kConvChannels = 4;
-constexpr int kReduceCount = 16384;
-constexpr int kSoftmaxRows = 32;
-
 // Deterministic inputs in [-1, 1): the same every run, so a wrong binary
 // shows up as a wrong result, never as noise.
 std::vector<float> random_values(std::size_t count, std::uint32_t seed) {
@@ -374,16 +366,6 @@ std::vector<KernelSpec> make_kernel_library() {
     for (int work_group : {32, 64, 128}) library.push_back(softmax(cols, work_group, seed += 2));
   }
   return library;
-}
-
-std::vector<KernelSpec> quick_subset(std::vector<KernelSpec> library) {
-  std::vector<KernelSpec> subset;
-  for (auto& spec : library) {
-    const auto same_family = std::count_if(
-        subset.begin(), subset.end(), [&](const KernelSpec& s) { return s.family == spec.family; });
-    if (same_family < 2) subset.push_back(std::move(spec));
-  }
-  return subset;
 }
 
 std::string check_result(const std::vector<float>& got, const std::vector<float>& want,

@@ -23,15 +23,12 @@
 #include <kcache/status.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <map>
+#include <memory>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,11 +36,15 @@
 #include "cuda_driver.h"
 #include "cuda_kernel_library.h"
 #include "cuda_runner.h"
+#include "demo_common.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using kcache_demo::Clock;
 using kcache_demo::CudaKernelSpec;
+using kcache_demo::ms_between;
+
+constexpr char kProgram[] = "kcache_cuda_demo";
 
 constexpr std::string_view kUsage =
     "usage: kcache_cuda_demo [--quick] [--cache-dir DIR] [--report FILE] [--baseline FILE]\n"
@@ -70,57 +71,18 @@ constexpr std::string_view kUsage =
     "Unless set already, CUDA_CACHE_DISABLE=1 keeps the CUDA driver's own JIT cache\n"
     "(which NVRTC's final PTX -> SASS step goes through) out of the measurement.\n";
 
-struct Options {
-  bool quick = false;
-  bool list = false;
-  bool list_devices = false;
+struct Options : kcache_demo::DemoOptions {
   bool compile_only = false;
-  bool help = false;
   std::optional<std::string> target;
-  std::optional<std::string> cache_dir;
-  std::optional<std::string> report;
-  std::optional<std::string> baseline;
-  std::optional<std::string> print_source;
 };
 
 // Returns nullopt (after printing why) on a usage error.
 std::optional<Options> parse_options(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&](std::optional<std::string>& field) {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "kcache_cuda_demo: %s needs a value\n", argv[i]);
-        return false;
-      }
-      field = argv[++i];
-      return true;
-    };
-    if (arg == "--quick") {
-      options.quick = true;
-    } else if (arg == "--list") {
-      options.list = true;
-    } else if (arg == "--list-devices") {
-      options.list_devices = true;
-    } else if (arg == "--compile-only") {
-      options.compile_only = true;
-    } else if (arg == "--help" || arg == "-h") {
-      options.help = true;
-    } else if (arg == "--target") {
-      if (!value(options.target)) return std::nullopt;
-    } else if (arg == "--cache-dir") {
-      if (!value(options.cache_dir)) return std::nullopt;
-    } else if (arg == "--report") {
-      if (!value(options.report)) return std::nullopt;
-    } else if (arg == "--baseline") {
-      if (!value(options.baseline)) return std::nullopt;
-    } else if (arg == "--print-source") {
-      if (!value(options.print_source)) return std::nullopt;
-    } else {
-      std::fprintf(stderr, "kcache_cuda_demo: unknown argument '%s'\n", argv[i]);
-      return std::nullopt;
-    }
-  }
+  std::vector<kcache_demo::Flag> flags = kcache_demo::demo_flags(options);
+  flags.push_back(kcache_demo::Flag::toggle("--compile-only", options.compile_only));
+  flags.push_back(kcache_demo::Flag::with_value("--target", options.target));
+  if (!kcache_demo::parse_flags(kProgram, argc, argv, flags)) return std::nullopt;
   if (options.target && !options.compile_only) {
     std::fprintf(stderr,
                  "kcache_cuda_demo: --target goes with --compile-only; a GPU run compiles for "
@@ -137,12 +99,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
 // chosen otherwise, the demo turns it off.
 class CudaJitCacheGuard {
  public:
-  CudaJitCacheGuard() {
-    if (std::getenv("CUDA_CACHE_DISABLE") == nullptr) {
-      setenv("CUDA_CACHE_DISABLE", "1", 1);
-      set_here_ = true;
-    }
-  }
+  CudaJitCacheGuard() : set_here_(kcache_demo::set_env_default("CUDA_CACHE_DISABLE", "1")) {}
   CudaJitCacheGuard(const CudaJitCacheGuard&) = delete;
   CudaJitCacheGuard& operator=(const CudaJitCacheGuard&) = delete;
 
@@ -160,10 +117,6 @@ class CudaJitCacheGuard {
  private:
   bool set_here_ = false;
 };
-
-double ms_between(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
 
 // What to ask kcache for. Template kernels name their instantiation (a name
 // expression NVRTC lowers); extern "C" kernels name nothing, and the loader
@@ -277,109 +230,6 @@ KernelOutcome compile_kernel(const CudaKernelSpec& spec, const kcache::Target& t
   return outcome;
 }
 
-struct Totals {
-  int kernels = 0;
-  int ok = 0;
-  std::map<std::string, int> tiers;  // tier name -> kernels
-  double ready_ms = 0;
-  double fetch_ms = 0;
-  double launch_ms = 0;
-};
-
-constexpr std::string_view kTierNames[] = {"compiled", "user", "system", "remote", "memory"};
-
-bool write_report(const std::string& path, const Totals& totals, const Options& options,
-                  const std::string& target) {
-  std::ofstream out(path, std::ios::trunc);
-  out << "# kcache_cuda_demo report\n"
-      << "mode=" << (options.quick ? "quick" : "full") << "\n"
-      << "run=" << (options.compile_only ? "compile-only" : "gpu") << "\n"
-      << "target=" << target << "\n"
-      << "kernels=" << totals.kernels << "\n"
-      << "ok=" << totals.ok << "\n"
-      << "failed=" << totals.kernels - totals.ok << "\n";
-  for (std::string_view tier : kTierNames) {
-    const auto found = totals.tiers.find(std::string(tier));
-    out << "tier." << tier << "=" << (found == totals.tiers.end() ? 0 : found->second) << "\n";
-  }
-  char numbers[256];
-  std::snprintf(numbers, sizeof numbers,
-                "total_ready_ms=%.3f\ntotal_fetch_load_ms=%.3f\ntotal_launch_ms=%.3f\n",
-                totals.ready_ms, totals.fetch_ms, totals.launch_ms);
-  out << numbers;
-  out.close();
-  return !out.fail();
-}
-
-// A report's key=value lines; nullopt when the file cannot be read.
-std::optional<std::map<std::string, std::string>> read_report(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::map<std::string, std::string> values;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto eq = line.find('=');
-    if (eq != std::string::npos) values[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return values;
-}
-
-double number(const std::map<std::string, std::string>& report, const std::string& key) {
-  const auto found = report.find(key);
-  return found == report.end() ? 0.0 : std::strtod(found->second.c_str(), nullptr);
-}
-
-void print_speed_up(const std::map<std::string, std::string>& baseline, const Totals& totals,
-                    const Options& options) {
-  const double cold_ms = number(baseline, "total_ready_ms");
-  const int cold_kernels = static_cast<int>(number(baseline, "kernels"));
-  const int cold_compiled = static_cast<int>(number(baseline, "tier.compiled"));
-  const auto run = baseline.find("run");
-  const std::string this_run = options.compile_only ? "compile-only" : "gpu";
-  if (run == baseline.end() || run->second != this_run) {
-    std::printf("speed-up: not comparable: the baseline is not a %s run\n", this_run.c_str());
-    return;
-  }
-  if (cold_kernels != totals.kernels) {
-    std::printf(
-        "speed-up: not comparable: the baseline ran %d kernels, this run %d (use the same "
-        "--quick setting)\n",
-        cold_kernels, totals.kernels);
-    return;
-  }
-  if (cold_ms <= 0 || totals.ready_ms <= 0) {
-    std::printf("speed-up: the baseline report has no total_ready_ms\n");
-    return;
-  }
-  std::printf("speed-up: cold %.1f ms -> warm %.1f ms = %.1f x\n", cold_ms, totals.ready_ms,
-              cold_ms / totals.ready_ms);
-  if (cold_compiled != cold_kernels) {
-    std::printf("          note: the baseline was not fully cold: %d of %d kernels compiled\n",
-                cold_compiled, cold_kernels);
-  }
-  const auto compiled = totals.tiers.find("compiled");
-  if (compiled != totals.tiers.end() && compiled->second > 0) {
-    std::printf("          note: this run was not fully warm: %d kernels compiled\n",
-                compiled->second);
-  }
-}
-
-// Prints `text` indented under a table row.
-void print_indented(const std::string& text) {
-  std::istringstream lines(text);
-  std::string line;
-  int count = 0;
-  while (std::getline(lines, line)) {
-    // A compile log can run to hundreds of lines; the first ones say why.
-    if (++count > 40) {
-      std::printf("      ... (log cut)\n");
-      break;
-    }
-    std::printf("      %s\n", line.c_str());
-  }
-}
-
 // --list-devices: what a GPU run needs, one line each. Exit 0 when all of
 // it is here, else 1 with the reason on stderr.
 int list_devices() {
@@ -421,7 +271,7 @@ int run_demo(const Options& options) {
     return 1;
   }
   std::vector<CudaKernelSpec> library = std::move(*made);
-  if (options.quick) library = kcache_demo::cuda_quick_subset(std::move(library));
+  if (options.quick) library = kcache_demo::quick_subset(std::move(library));
   if (options.list) {
     for (const auto& spec : library) {
       std::printf("%-8s %-26s %-24s %s\n", spec.family.c_str(), spec.name.c_str(),
@@ -430,24 +280,16 @@ int run_demo(const Options& options) {
     return 0;
   }
   if (options.print_source) {
-    for (const auto& spec : library) {
-      if (spec.name != *options.print_source) continue;
-      std::printf("// kernel: %s\n%s", spec.entry.c_str(), spec.source.c_str());
-      return 0;
-    }
-    std::fprintf(stderr, "kcache_cuda_demo: no kernel named '%s' (see --list)\n",
-                 options.print_source->c_str());
-    return 1;
+    const CudaKernelSpec* spec = kcache_demo::find_kernel(kProgram, library, *options.print_source);
+    if (spec == nullptr) return 1;
+    std::printf("// kernel: %s\n%s", spec->entry.c_str(), spec->source.c_str());
+    return 0;
   }
 
-  std::optional<std::map<std::string, std::string>> baseline;
+  std::optional<kcache_demo::Report> baseline;
   if (options.baseline) {
-    baseline = read_report(*options.baseline);
-    if (!baseline) {
-      std::fprintf(stderr, "kcache_cuda_demo: cannot read the baseline report %s\n",
-                   options.baseline->c_str());
-      return 1;
-    }
+    baseline = kcache_demo::read_baseline(kProgram, *options.baseline);
+    if (!baseline) return 1;
   }
 
   const CudaJitCacheGuard jit_cache;  // before the first CUDA or NVRTC call
@@ -463,14 +305,8 @@ int run_demo(const Options& options) {
     compile_target = *parsed;
   }
 
-  kcache::CacheOptions cache_options;
-  cache_options.cache_dir = options.cache_dir;
-  auto cache = kcache::Cache::open(cache_options);
-  if (!cache) {
-    std::fprintf(stderr, "kcache_cuda_demo: cannot open the cache: %s\n",
-                 cache.status().to_string().c_str());
-    return 1;
-  }
+  const std::unique_ptr<kcache::Cache> cache = kcache_demo::open_cache(kProgram, options.cache_dir);
+  if (!cache) return 1;
   kcache::CompilerConfig compiler_config;
   compiler_config.backend = "nvrtc";
   auto compiler = kcache::make_compiler(compiler_config);
@@ -498,7 +334,7 @@ int run_demo(const Options& options) {
       return 1;
     }
     driver = std::move(*loaded_driver);
-    auto created = kcache::cuda::ModuleLoader::create(**cache, **compiler);
+    auto created = kcache::cuda::ModuleLoader::create(*cache, **compiler);
     if (!created) {
       std::fprintf(stderr, "kcache_cuda_demo: no CUDA loader: %s\n",
                    created.status().message().c_str());
@@ -517,30 +353,17 @@ int run_demo(const Options& options) {
         (device ? *device : "(" + device.status().message() + ")") + " - " + driver->version();
   }
 
-  std::map<std::string, int> families;
-  int templates = 0;
-  for (const auto& spec : library) {
-    ++families[spec.family];
-    templates += spec.name_expression ? 1 : 0;
-  }
-  std::string family_counts;
-  for (const auto& [family, count] : families) {
-    family_counts += (family_counts.empty() ? "" : ", ") + family + " " + std::to_string(count);
-  }
-  const kcache::ResolvedConfig& config = (*cache)->config();
+  const int templates = static_cast<int>(
+      std::count_if(library.begin(), library.end(),
+                    [](const CudaKernelSpec& spec) { return spec.name_expression; }));
   std::printf("kcache CUDA demo: %zu generated CUDA kernels (%s); %d templates named by\n",
-              library.size(), family_counts.c_str(), templates);
+              library.size(), kcache_demo::count_families(library).c_str(), templates);
   std::printf("                  name expressions, %zu extern \"C\"\n",
               library.size() - static_cast<std::size_t>(templates));
   std::printf("  device     %s\n", device_text.c_str());
   std::printf("  target     %s\n", target_text.c_str());
   std::printf("  compiler   %s\n", (*compiler)->identity().version.c_str());
-  if (config.enabled) {
-    std::printf("  cache      %s\n", config.user_dir.c_str());
-  } else {
-    std::printf("  cache      DISABLED (%s): every kernel is compiled\n",
-                config.disabled_reason.c_str());
-  }
+  kcache_demo::print_cache_line(cache->config());
   std::printf("  CUDA JIT   %s\n", jit_cache.describe().c_str());
   if (compile_target) {
     std::printf(
@@ -555,10 +378,12 @@ int run_demo(const Options& options) {
   }
   std::fflush(stdout);  // kcache's own warnings go to stderr; keep them in order
 
-  Totals totals;
+  kcache_demo::Totals totals;
+  double fetch_ms = 0;  // the stages of totals.ready_ms
+  double launch_ms = 0;
   for (const auto& spec : library) {
     const KernelOutcome outcome = compile_target
-                                      ? compile_kernel(spec, *compile_target, **cache, **compiler)
+                                      ? compile_kernel(spec, *compile_target, *cache, **compiler)
                                       : run_kernel(spec, *loader, *driver);
     if (compile_target) {
       std::printf("%-26s %-8s %10.2f %9zu  %-34s %s\n", spec.name.c_str(), outcome.tier.c_str(),
@@ -569,48 +394,41 @@ int run_demo(const Options& options) {
                   outcome.fetch_ms, outcome.launch_ms, outcome.ready_ms,
                   outcome.ok ? "ok" : "FAIL");
     }
-    if (!outcome.ok) print_indented(outcome.why);
+    if (!outcome.ok) kcache_demo::print_indented(outcome.why);
     std::fflush(stdout);
-    ++totals.kernels;
-    totals.ok += outcome.ok ? 1 : 0;
-    ++totals.tiers[outcome.tier];
-    totals.ready_ms += outcome.ready_ms;
-    totals.fetch_ms += outcome.fetch_ms;
-    totals.launch_ms += outcome.launch_ms;
+    totals.add(outcome.tier, outcome.ok, outcome.ready_ms);
+    fetch_ms += outcome.fetch_ms;
+    launch_ms += outcome.launch_ms;
   }
 
-  std::string tier_counts;
-  for (std::string_view tier : kTierNames) {
-    const auto found = totals.tiers.find(std::string(tier));
-    if (found == totals.tiers.end()) continue;
-    tier_counts +=
-        (tier_counts.empty() ? "" : ", ") + std::string(tier) + " " + std::to_string(found->second);
-  }
-  if (const auto unfetched = totals.tiers.find("-"); unfetched != totals.tiers.end()) {
-    tier_counts += (tier_counts.empty() ? "" : ", ") + std::string("not fetched ") +
-                   std::to_string(unfetched->second);
-  }
-  std::printf("\ntotal: %d kernels, %d ok, %d failed; tiers: %s\n", totals.kernels, totals.ok,
-              totals.kernels - totals.ok, tier_counts.c_str());
+  kcache_demo::print_totals(totals);
   if (compile_target) {
     std::printf("total ready: %.1f ms (fetch, nothing run)\n", totals.ready_ms);
   } else {
     std::printf("total ready: %.1f ms (fetch+load %.1f + 1st run %.1f)\n", totals.ready_ms,
-                totals.fetch_ms, totals.launch_ms);
+                fetch_ms, launch_ms);
   }
-  const kcache::CacheStats stats = (*cache)->stats();
-  std::printf(
-      "kcache stats: %llu requests, %llu user hits, %llu compiles, %llu compile failures, "
-      "%llu store failures\n",
-      static_cast<unsigned long long>(stats.requests),
-      static_cast<unsigned long long>(stats.user_hits),
-      static_cast<unsigned long long>(stats.compiles),
-      static_cast<unsigned long long>(stats.compile_failures),
-      static_cast<unsigned long long>(stats.store_failures));
+  kcache_demo::print_cache_stats(cache->stats());
 
-  if (baseline) print_speed_up(*baseline, totals, options);
-  if (options.report && !write_report(*options.report, totals, options, target_text)) {
-    std::fprintf(stderr, "kcache_cuda_demo: cannot write the report %s\n", options.report->c_str());
+  const std::string run_kind = options.compile_only ? "compile-only" : "gpu";
+  if (baseline) {
+    // The shared checks compare kernel counts; a GPU run and a compile-only
+    // run of as many kernels time different things.
+    const auto run = baseline->find("run");
+    if (run == baseline->end() || run->second != run_kind) {
+      std::printf("speed-up: not comparable: the baseline is not a %s run\n", run_kind.c_str());
+    } else {
+      kcache_demo::print_speed_up(*baseline, totals);
+    }
+  }
+  if (options.report &&
+      !kcache_demo::write_report(
+          kProgram, *options.report,
+          {{"mode", options.quick ? "quick" : "full"}, {"run", run_kind}, {"target", target_text}},
+          totals,
+          {{"total_ready_ms", totals.ready_ms},
+           {"total_fetch_load_ms", fetch_ms},
+           {"total_launch_ms", launch_ms}})) {
     return 1;
   }
   return totals.ok == totals.kernels ? 0 : 1;
@@ -620,13 +438,6 @@ int run_demo(const Options& options) {
 
 int main(int argc, char** argv) {
   const std::optional<Options> options = parse_options(argc, argv);
-  if (!options) {
-    std::fprintf(stderr, "%s", kUsage.data());
-    return 2;
-  }
-  if (options->help) {
-    std::printf("%s", kUsage.data());
-    return 0;
-  }
+  if (!options || options->help) return kcache_demo::print_usage(kUsage, options.has_value());
   return run_demo(*options);
 }

@@ -21,9 +21,10 @@ case $mode in
     exit 2
     ;;
 esac
+# shellcheck source=SCRIPTDIR/../demo_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../demo_lib.sh"
 
-work_dir=$(mktemp -d "${TMPDIR:-/tmp}/kcache-cuda-demo-test.XXXXXX")
-trap 'rm -rf "$work_dir"' EXIT
+demo_make_work_dir kcache-cuda-demo-test
 
 # --list-devices exits 0 only when the GPU, its driver and NVRTC are all
 # there, and prints "compiler: ..." when NVRTC is; its stderr says what is
@@ -41,35 +42,9 @@ if ! grep -q '^compiler: ' "$work_dir/probe.out"; then
   exit 125
 fi
 
-export KCACHE_CUSTOM_CACHE_DIR=$work_dir/cache
-export KCACHE_SYSTEM_DB_PATH=$work_dir/no-system-db
+demo_use_only_cache "$work_dir/cache"
 export KCACHE_LOG_LEVEL=error  # no "missing system database" warning
-unset KCACHE_DISABLE_CACHE
-
-# value FILE KEY: the value of KEY in a demo report.
-value() { sed -n "s/^$2=//p" "$1"; }
-
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
-
-"$demo" --quick "${run_options[@]}" --report "$work_dir/cold.txt" ||
-  fail "the cold run exited $?"
-"$demo" --quick "${run_options[@]}" --report "$work_dir/warm.txt" --baseline "$work_dir/cold.txt" ||
-  fail "the warm run exited $?"
-
-for run in cold warm; do
-  report=$work_dir/$run.txt
-  kernels=$(value "$report" kernels)
-  [[ $kernels -ge 8 ]] || fail "$run run: $kernels kernels, want at least 8"
-  [[ $(value "$report" ok) == "$kernels" ]] || fail "$run run: not every result is right"
-done
-kernels=$(value "$work_dir/cold.txt" kernels)
-[[ $(value "$work_dir/cold.txt" tier.compiled) == "$kernels" ]] ||
-  fail "cold run: $(value "$work_dir/cold.txt" tier.compiled) of $kernels kernels compiled"
-[[ $(value "$work_dir/warm.txt" tier.user) == "$kernels" ]] ||
-  fail "warm run: $(value "$work_dir/warm.txt" tier.user) of $kernels kernels from the user tier"
+demo_test_cold_and_warm "$demo" --quick "${run_options[@]}"
 if [[ $mode == gpu ]]; then
   echo "PASS: $kernels kernels compiled cold, all loaded from the user tier warm, all results right"
 else

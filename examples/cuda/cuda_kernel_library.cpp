@@ -1,6 +1,5 @@
 #include "cuda_kernel_library.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <initializer_list>
 #include <map>
@@ -10,14 +9,10 @@
 namespace kcache_demo {
 namespace {
 
-// The problem shapes the CUDA sources are generated for. They are the OpenCL
-// library's; make_cuda_kernel_library checks every kernel against its twin's
-// buffers, so a change on one side is reported, not run.
-constexpr int kGemmSize = 64;  // M = N = K
-constexpr int kConvSize = 32;  // H = W
-constexpr int kConvChannels = 4;
-constexpr int kReduceCount = 16384;
-constexpr int kSoftmaxRows = 32;
+// The CUDA sources are generated for the OpenCL library's problem shapes
+// (kGemmSize and the rest, kernel_library.h); make_cuda_kernel_library still
+// checks every kernel's launch and buffers against its twin's, so a variant
+// that does not fit is reported, not run.
 
 // A generated kernel and the buffers its source assumes: the element count
 // of each pointer parameter, in order; the last one is the output.
@@ -355,17 +350,6 @@ kcache::Result<std::vector<CudaKernelSpec>> make_cuda_kernel_library() {
     library.push_back(std::move(spec));
   }
   return library;
-}
-
-std::vector<CudaKernelSpec> cuda_quick_subset(std::vector<CudaKernelSpec> library) {
-  std::vector<CudaKernelSpec> subset;
-  for (auto& spec : library) {
-    const auto same_family =
-        std::count_if(subset.begin(), subset.end(),
-                      [&](const CudaKernelSpec& s) { return s.family == spec.family; });
-    if (same_family < 2) subset.push_back(std::move(spec));
-  }
-  return subset;
 }
 
 }  // namespace kcache_demo

@@ -52,10 +52,8 @@ struct CudaKernelSpec {
 // Every kernel of the library (39, as in the OpenCL library), in a stable
 // order, grouped by family. kInternal when a CUDA variant does not fit its
 // OpenCL twin's problem (a bug in cuda_kernel_library.cpp, not a run-time
-// condition).
+// condition). quick_subset (kernel_library.h) picks the first two of each
+// family from it: both kinds of naming.
 kcache::Result<std::vector<CudaKernelSpec>> make_cuda_kernel_library();
-
-// The first two variants of each family (8 kernels): both kinds of naming.
-std::vector<CudaKernelSpec> cuda_quick_subset(std::vector<CudaKernelSpec> library);
 
 }  // namespace kcache_demo

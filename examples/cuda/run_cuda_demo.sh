@@ -16,29 +16,17 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-demo=${KCACHE_CUDA_DEMO:-$repo_root/build/examples/cuda/kcache_cuda_demo}
-if [[ ! -x $demo ]]; then
-  echo "run_cuda_demo.sh: no demo binary at $demo" >&2
-  echo "  build it: cmake -S $repo_root -B $repo_root/build -G Ninja && ninja -C $repo_root/build kcache_cuda_demo" >&2
-  echo "  or point KCACHE_CUDA_DEMO at it" >&2
-  exit 1
-fi
+# shellcheck source=SCRIPTDIR/../demo_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../demo_lib.sh"
 
-cache_dir=
-if [[ $# -gt 0 && $1 != -- ]]; then
-  cache_dir=$1
-  shift
-fi
-[[ ${1:-} == -- ]] && shift
-demo_options=("$@")
+demo=${KCACHE_CUDA_DEMO:-$repo_root/build/examples/cuda/kcache_cuda_demo}
+demo_require_binary run_cuda_demo.sh "$demo" kcache_cuda_demo KCACHE_CUDA_DEMO "$repo_root"
+demo_parse_arguments "$@"
 compile_only=false
 for option in "${demo_options[@]}"; do
   [[ $option == --compile-only ]] && compile_only=true
 done
-
-work_dir=$(mktemp -d "${TMPDIR:-/tmp}/kcache-cuda-demo.XXXXXX")
-cleanup() { rm -rf "$work_dir"; }
-trap cleanup EXIT
+demo_make_work_dir kcache-cuda-demo
 
 # --list-devices exits 0 only when the GPU, its driver and NVRTC are all
 # there; it prints "compiler: ..." when NVRTC is, and says on stderr what is
@@ -57,28 +45,6 @@ if ! grep -q '^compiler: ' "$work_dir/probe.out"; then
   exit 125
 fi
 
-if [[ -z $cache_dir ]]; then
-  cache_dir=$work_dir/cache
-elif [[ -d $cache_dir && -n $(ls -A "$cache_dir") ]]; then
-  echo "run_cuda_demo.sh: note: $cache_dir is not empty; the first run may not be cold" >&2
-fi
-
-# Only this cache: no installed system database, no run-time switch-off.
-export KCACHE_CUSTOM_CACHE_DIR=$cache_dir
-export KCACHE_SYSTEM_DB_PATH=$work_dir/no-system-db
-unset KCACHE_DISABLE_CACHE
-
-echo "(kcache warns once per run that no system database is installed for this"
-echo " device: expected, the demo uses only its own user cache)"
-echo
-echo "=== run 1: cold (empty cache: every kernel is compiled) ==="
-if ! "$demo" "${demo_options[@]}" --report "$work_dir/cold.txt"; then
-  echo "run_cuda_demo.sh: the cold run failed" >&2
-  exit 1
-fi
-echo
-echo "=== run 2: warm (same cache: every kernel is loaded) ==="
-if ! "$demo" "${demo_options[@]}" --report "$work_dir/warm.txt" --baseline "$work_dir/cold.txt"; then
-  echo "run_cuda_demo.sh: the warm run failed" >&2
-  exit 1
-fi
+demo_pick_cache_dir run_cuda_demo.sh
+demo_use_only_cache "$cache_dir"
+demo_run_cold_and_warm run_cuda_demo.sh "$demo" "${demo_options[@]}"
