@@ -10,6 +10,8 @@ packages=(
   libsqlite3-dev libzstd-dev libxxhash-dev libssl-dev libfmt-dev
   # tool, tests, benchmarks
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 sqlite3
+  # fuzzing (tests/fuzz): clang with its libFuzzer and sanitizer runtimes
+  clang-14 libclang-rt-14-dev
   # OpenCL: headers for the build, the ICD loader and PoCL (a CPU platform) to run
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
   # HIP: hipRTC (libamdhip64, ROCm 5.2) and comgr, to run the hip tests (not to build)

@@ -213,7 +213,11 @@ std::optional<LogLevel> parse_log_level(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<std::uint64_t> parse_size(std::string_view text) {
+namespace {
+
+// "1.5G" -> {1.5, "g"}: a non-negative decimal number and the (lower-case)
+// unit after it; nullopt when there is no number.
+std::optional<std::pair<double, std::string>> number_and_unit(std::string_view text) {
   std::string value = lower(trim(text));
   std::size_t digits_end = 0;
   while (
@@ -221,16 +225,23 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
       (std::isdigit(static_cast<unsigned char>(value[digits_end])) || value[digits_end] == '.')) {
     ++digits_end;
   }
-  if (digits_end == 0) return std::nullopt;
-  double number = 0;
+  if (digits_end == 0 || digits_end > 30) return std::nullopt;
   try {
     std::size_t used = 0;
-    number = std::stod(value.substr(0, digits_end), &used);
+    double number = std::stod(value.substr(0, digits_end), &used);
     if (used != digits_end) return std::nullopt;
+    return std::pair{number, value.substr(digits_end)};
   } catch (...) {
     return std::nullopt;
   }
-  std::string unit = value.substr(digits_end);
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+  auto parsed = number_and_unit(text);
+  if (!parsed) return std::nullopt;
+  const auto& [number, unit] = *parsed;
   double scale = 1;
   if (unit.empty() || unit == "b") {
     scale = 1;
@@ -252,22 +263,9 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
 }
 
 std::optional<std::uint64_t> parse_duration_ms(std::string_view text) {
-  std::string value = lower(trim(text));
-  std::size_t digits_end = 0;
-  while (digits_end < value.size() &&
-         (std::isdigit(static_cast<unsigned char>(value[digits_end])) || value[digits_end] == '.')) {
-    ++digits_end;
-  }
-  if (digits_end == 0 || digits_end > 15) return std::nullopt;
-  double number = 0;
-  try {
-    std::size_t used = 0;
-    number = std::stod(value.substr(0, digits_end), &used);
-    if (used != digits_end) return std::nullopt;
-  } catch (...) {
-    return std::nullopt;
-  }
-  const std::string unit = value.substr(digits_end);
+  auto parsed = number_and_unit(text);
+  if (!parsed) return std::nullopt;
+  const auto& [number, unit] = *parsed;
   double scale = 0;
   if (unit.empty() || unit == "s") scale = 1000;
   if (unit == "ms") scale = 1;
@@ -378,8 +376,7 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
   if (cache_dir.empty()) {
     // Only a program's option can be empty here; appending the version
     // folder to it would name "/<version>".
-    config.warnings.push_back(
-        "cache_dir is empty, so kernels will not be kept in the user cache");
+    config.warnings.push_back("cache_dir is empty, so kernels will not be kept in the user cache");
   } else {
     // Only the default folder falls back: a folder the user chose is used
     // as given, and a problem with it is reported when it is written.

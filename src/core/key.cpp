@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "format/field_text.h"
 #include "format/hash.h"
@@ -21,6 +23,20 @@ bool valid_arch(std::string_view arch) {
   return std::all_of(arch.begin(), arch.end(), [](unsigned char c) {
     return std::isalnum(c) || c == '_' || c == '-' || c == '.';
   });
+}
+
+// A trailing "_<digits>" is the unit count when the rest still names an
+// arch with a number in it: "gfx906_60" -> (gfx906, 60), "sm_90" -> none.
+std::optional<std::pair<std::string_view, std::string_view>> split_units(std::string_view head) {
+  std::size_t underscore = head.rfind('_');
+  if (underscore == std::string_view::npos || !all_digits(head.substr(underscore + 1))) {
+    return std::nullopt;
+  }
+  std::string_view arch = head.substr(0, underscore);
+  if (std::none_of(arch.begin(), arch.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    return std::nullopt;
+  }
+  return std::pair{arch, head.substr(underscore + 1)};
 }
 
 }  // namespace
@@ -57,16 +73,15 @@ Result<Target> Target::parse(std::string_view text) {
       target.features += f;
     }
   }
-  // A trailing "_<digits>" is the unit count when the rest still names an
-  // arch with a number in it: "gfx906_60" -> gfx906 + 60, "sm_90" -> sm_90.
-  std::size_t underscore = head.rfind('_');
-  if (underscore != std::string_view::npos && all_digits(head.substr(underscore + 1))) {
-    std::string_view arch = head.substr(0, underscore);
-    if (std::any_of(arch.begin(), arch.end(), [](unsigned char c) { return std::isdigit(c); })) {
-      std::string_view digits = head.substr(underscore + 1);
-      if (digits.size() > 6) return Status::invalid_argument("target unit count is too large");
-      target.units = std::stoi(std::string(digits));
-      head = arch;
+  if (auto split = split_units(head)) {
+    if (split->second.size() > 6) return Status::invalid_argument("target unit count is too large");
+    target.units = std::stoi(std::string(split->second));
+    head = split->first;
+    // to_string() leaves a zero count out, so "x1_5_0" would read back as
+    // x1 with 5 units.
+    if (target.units == 0 && split_units(head)) {
+      return Status::invalid_argument("target '" + std::string(text) +
+                                      "' is ambiguous: its arch ends in a unit count");
     }
   }
   if (!valid_arch(head)) {

@@ -44,6 +44,20 @@ TEST(TargetTest, ToStringRoundTrips) {
   }
 }
 
+// Found by fuzz_config: "1000sm00_90_0" parsed as arch "1000sm00_90" with 0
+// units, whose to_string() ("1000sm00_90") reads back as 90 units.
+TEST(TargetTest, ZeroUnitsAfterAnArchThatEndsInAUnitCountIsRefused) {
+  for (const char* text : {"gfx906_60_0", "1000sm00_90_0", "x1_5_00"}) {
+    EXPECT_EQ(Target::parse(text).status().code(), StatusCode::kInvalidArgument) << text;
+  }
+  // A zero count is still fine where it leaves no doubt.
+  for (const char* text : {"gfx906_0", "sm_90_0", "x1_5_7"}) {
+    auto target = Target::parse(text);
+    ASSERT_TRUE(target.is_ok()) << text;
+    EXPECT_EQ(*Target::parse(target->to_string()), *target) << text;
+  }
+}
+
 TEST(TargetTest, UnitsAreDecimalInNames) {
   // MIOpen wrote CU counts in hex ("gfx90a_6e") and missed its own files.
   Target t{"gfx90a", "", 110};

@@ -99,7 +99,8 @@ TEST(KdbFileTest, SlotPastTheIndexIsCorruptionEvenWhenItsEndWraps) {
   auto entries = make_entries(1);
   ASSERT_TRUE(write_kdb(Env::posix(), dir / "x.kdb", entries, {}).is_ok());
   const std::string good = testing::read_file(dir / "x.kdb");
-  const std::uint64_t index_offset = le::get_u64(reinterpret_cast<const std::uint8_t*>(good.data()) + 24);
+  const std::uint64_t index_offset =
+      le::get_u64(reinterpret_cast<const std::uint8_t*>(good.data()) + 24);
   for (auto [offset, size] : {std::pair<std::uint64_t, std::uint64_t>{64, ~std::uint64_t{0}},
                               {~std::uint64_t{0} - 703, 0x30f}}) {
     std::string bad = good;

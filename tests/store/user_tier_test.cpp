@@ -121,6 +121,28 @@ TEST_F(UserTierTest, ForeignSqliteDatabaseIsNotAdopted) {
   EXPECT_EQ(events.count, 1);
 }
 
+// Found by fuzz_kdb_open: an index whose schema is damaged (here a column
+// renamed in place) passes SQLite's quick_check, and every statement then
+// failed with "no such column", an I/O error that neither the tier nor
+// `verify --repair` rebuilds. It is corruption: quarantined and rebuilt.
+TEST_F(UserTierTest, IndexWithADamagedSchemaIsQuarantinedAndRebuilt) {
+  {
+    auto t = tier();
+    put(*t, "db", entry_named("kept"));
+  }
+  std::string index = testing::read_file(dir / "v1/db.ukdb");
+  const std::size_t column = index.find("key BLOB PRIMARY KEY");
+  ASSERT_NE(column, std::string::npos);
+  index[column + 2] = 'z';  // "kez": the entries table has no key column
+  testing::write_file(dir / "v1/db.ukdb", index);
+  auto t = tier();
+  auto listed = t->list("db");
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  EXPECT_EQ(listed->size(), 1u);
+  EXPECT_EQ(events.count, 1);
+  EXPECT_TRUE(std::filesystem::exists(dir / "v1/quarantine"));
+}
+
 TEST_F(UserTierTest, VerifyFindsAndRepairs) {
   auto t = tier();
   Entry good = entry_named("good");

@@ -24,6 +24,10 @@ CREATE TABLE IF NOT EXISTS entries(
 ) WITHOUT ROWID;
 )sql";
 
+constexpr const char* kSelectRows =
+    "SELECT key, backend, kernels, payload_bytes, stored_bytes, created, last_used "
+    "FROM entries ORDER BY created, key";
+
 sqlite3* handle(void* db) { return static_cast<sqlite3*>(db); }
 
 Status sqlite_status(sqlite3* db, const std::string& what, int rc) {
@@ -36,9 +40,7 @@ Status sqlite_status(sqlite3* db, const std::string& what, int rc) {
 
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
-  }
+  Statement(sqlite3* db, const char* sql) : rc_(sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr)) {}
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -46,7 +48,6 @@ class Statement {
   sqlite3_stmt* get() { return stmt_; }
 
  private:
-  sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
   int rc_;
 };
@@ -57,6 +58,17 @@ Status exec(sqlite3* db, const char* sql, const std::string& what) {
   sqlite3_free(error);
   if (rc != SQLITE_OK) return sqlite_status(db, what, rc);
   return Status::ok();
+}
+
+// An index of ours must hold the table that rows() reads. A damaged schema
+// (SQLite's "no such column", a plain SQLITE_ERROR) is corruption, so that
+// the user tier rebuilds the index instead of failing on it forever.
+Status check_schema(sqlite3* db, const std::string& path) {
+  Statement probe(db, kSelectRows);
+  const int rc = probe.prepare_rc();
+  if (rc == SQLITE_OK) return Status::ok();
+  Status s = sqlite_status(db, path + " lacks kcache's entries table", rc);
+  return (rc & 0xFF) == SQLITE_ERROR ? Status::corruption(s.message()) : s;
 }
 
 Result<int> pragma_int(sqlite3* db, const char* sql) {
@@ -107,6 +119,8 @@ Result<std::unique_ptr<UserIndex>> UserIndex::open(const std::string& path, int 
   } else if (*version > kSchemaVersion) {
     return Status::not_supported(path + " was written by a newer kcache (index schema " +
                                  std::to_string(*version) + ")");
+  } else if (Status s = check_schema(db, path); !s.is_ok()) {
+    return s;
   }
 
   if (journal == IndexJournal::kWal) {
@@ -206,9 +220,7 @@ Status UserIndex::remove(const CacheKey& key) {
 Result<std::vector<IndexRow>> UserIndex::rows() {
   std::lock_guard lock(mutex_);
   sqlite3* db = handle(db_);
-  Statement stmt(db,
-                 "SELECT key, backend, kernels, payload_bytes, stored_bytes, created, last_used "
-                 "FROM entries ORDER BY created, key");
+  Statement stmt(db, kSelectRows);
   if (stmt.prepare_rc() != SQLITE_OK) return sqlite_status(db, "index read", stmt.prepare_rc());
   std::vector<IndexRow> rows;
   int rc;

@@ -1,0 +1,174 @@
+// Key material: the field text (decode_fields, KeyMaterial::parse) and the
+// include scanner that decides which headers go into a key.
+//
+// The whole input is read as field text. It is also cut at NUL bytes: the
+// first piece is a kernel source, each further piece an in-memory header
+// ("name", a newline, then its content), and the pieces, read as
+// "name\nvalue", are encoded as fields.
+//
+// Invariants: field text that decodes re-encodes to the same bytes (the
+// form is canonical) and parses as the same KeyMaterial, whose digest is
+// the SHA-256 of that text; valid fields survive encode/decode. The scanner
+// never touches the disk when there are no include directories, never
+// fails then, reports only in-memory headers with their own digest, sorted
+// and without duplicates, finds every `#include "name"` line that names
+// one, marks `#include MACRO`, and does not depend on the headers' order.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <sstream>
+
+#include "core/include_scanner.h"
+#include "format/field_text.h"
+#include "format/hash.h"
+#include "fuzz_support.h"
+
+namespace kcache::fuzz {
+namespace {
+
+// An Env whose file system must not be used: aborts on any access.
+class NoDiskEnv final : public EnvWrapper {
+ public:
+  NoDiskEnv() : EnvWrapper(Env::posix()) {}
+  Result<ByteBuffer> read_file(const std::string& path) const override { touched(path); }
+  Result<std::unique_ptr<RandomAccessFile>> open_random_access(
+      const std::string& path) const override {
+    touched(path);
+  }
+  Result<std::vector<DirEntry>> list_dir(const std::string& path) const override { touched(path); }
+  bool is_dir(const std::string& path) const override { touched(path); }
+  bool exists(const std::string& path) const override { touched(path); }
+
+ private:
+  [[noreturn]] static void touched(const std::string& path) {
+    KCACHE_FUZZ_CHECK(false, "the scanner touched the disk: " + path);
+    std::abort();
+  }
+};
+
+void check_field_text(std::string_view text) {
+  auto fields = decode_fields(text);
+  auto material = KeyMaterial::parse(text);
+  if (!fields) {
+    KCACHE_FUZZ_CHECK(fields.status().code() == StatusCode::kCorruption,
+                      fields.status().to_string());
+    KCACHE_FUZZ_CHECK(!material.is_ok(), "KeyMaterial::parse accepts what decode_fields refuses");
+    return;
+  }
+  KCACHE_FUZZ_CHECK(encode_fields(*fields) == text, "decoded fields re-encode differently");
+  for (const auto& [name, value] : *fields) {
+    KCACHE_FUZZ_CHECK(is_valid_field_name(name), "decoded an invalid field name");
+  }
+  KCACHE_FUZZ_CHECK(material.is_ok(), "KeyMaterial::parse refuses what decode_fields accepts");
+  KCACHE_FUZZ_CHECK(material->serialize() == text, "key material re-serializes differently");
+  KCACHE_FUZZ_CHECK(material->fields().size() == fields->size(), "key material lost fields");
+  for (std::size_t i = 0; i < fields->size(); ++i) {
+    KCACHE_FUZZ_CHECK(material->fields()[i].name == (*fields)[i].first &&
+                          material->fields()[i].value == (*fields)[i].second,
+                      "key material field " + std::to_string(i) + " differs");
+  }
+  KCACHE_FUZZ_CHECK(material->digest() == CacheKey(sha256(text)),
+                    "digest is not SHA-256 of the text");
+}
+
+void check_field_encoding(const std::vector<std::string>& pieces) {
+  Fields fields;
+  for (const std::string& piece : pieces) {
+    const std::size_t newline = piece.find('\n');
+    std::string name = piece.substr(0, newline);
+    if (!is_valid_field_name(name)) continue;
+    fields.emplace_back(std::move(name),
+                        newline == std::string::npos ? "" : piece.substr(newline + 1));
+  }
+  const std::string text = encode_fields(fields);
+  auto decoded = decode_fields(text);
+  KCACHE_FUZZ_CHECK(decoded.is_ok() && *decoded == fields,
+                    "valid fields do not decode back: " + decoded.status().to_string());
+  std::vector<KeyField> key_fields;
+  for (const auto& [name, value] : fields) key_fields.push_back({name, value});
+  const KeyMaterial material(key_fields);
+  KCACHE_FUZZ_CHECK(material.serialize() == text, "KeyMaterial and encode_fields disagree");
+  auto parsed = KeyMaterial::parse(text);
+  KCACHE_FUZZ_CHECK(parsed.is_ok() && *parsed == material, "key material does not parse back");
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+void check_scan(const std::vector<std::string>& pieces) {
+  const std::string& source = pieces.front();
+  std::vector<Header> headers;
+  for (std::size_t i = 1; i < pieces.size(); ++i) {
+    const std::size_t newline = pieces[i].find('\n');
+    headers.push_back({pieces[i].substr(0, newline),
+                       newline == std::string::npos ? "" : pieces[i].substr(newline + 1)});
+  }
+  NoDiskEnv env;
+  auto scan = scan_includes(source, headers, {}, {}, env);
+  KCACHE_FUZZ_CHECK(scan.is_ok(),
+                    "a scan of in-memory headers failed: " + scan.status().to_string());
+
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < scan->headers.size(); ++i) {
+    const ScannedHeader& found = scan->headers[i];
+    KCACHE_FUZZ_CHECK(found.location == "memory", "a header from " + found.location);
+    auto header = std::find_if(headers.begin(), headers.end(),
+                               [&](const Header& h) { return h.name == found.name; });
+    KCACHE_FUZZ_CHECK(header != headers.end(), "reported a header that was not given");
+    KCACHE_FUZZ_CHECK(found.digest == sha256_field(header->content),
+                      "header digest is not its content's");
+    KCACHE_FUZZ_CHECK(names.insert(found.name).second, "header reported twice");
+    KCACHE_FUZZ_CHECK(i == 0 || scan->headers[i - 1].name < found.name, "headers are not sorted");
+  }
+  // What the source includes directly is found; `#include MACRO` is marked.
+  for (const std::string& line : lines_of(source)) {
+    if (line == "#include MACRO") {
+      KCACHE_FUZZ_CHECK(scan->hashed_whole_dirs, "#include MACRO was not marked");
+    }
+    for (const Header& header : headers) {
+      if (header.name.find_first_of("\"\n") == std::string::npos &&
+          line == "#include \"" + header.name + "\"") {
+        KCACHE_FUZZ_CHECK(names.contains(header.name), "missed #include \"" + header.name + "\"");
+      }
+    }
+  }
+  // With distinct names, the order in which headers are given is irrelevant.
+  std::set<std::string> given;
+  for (const Header& header : headers) given.insert(header.name);
+  if (given.size() == headers.size() && headers.size() > 1) {
+    std::vector<Header> reversed(headers.rbegin(), headers.rend());
+    auto again = scan_includes(source, reversed, {}, {}, env);
+    KCACHE_FUZZ_CHECK(again.is_ok() && again->hashed_whole_dirs == scan->hashed_whole_dirs &&
+                          again->headers.size() == scan->headers.size(),
+                      "header order changed the scan");
+    for (std::size_t i = 0; i < scan->headers.size(); ++i) {
+      KCACHE_FUZZ_CHECK(again->headers[i].name == scan->headers[i].name &&
+                            again->headers[i].digest == scan->headers[i].digest,
+                        "header order changed the scan");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kcache::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace kcache::fuzz;
+  const std::string_view text = as_text(data, size);
+  check_field_text(text);
+  std::vector<std::string> pieces = split_pieces(text);
+  if (pieces.empty()) pieces.emplace_back();
+  check_field_encoding(pieces);
+  check_scan(pieces);
+  return 0;
+}
