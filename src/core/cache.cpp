@@ -182,8 +182,8 @@ class Cache::Impl final : public TierEvents {
     // Across processes: hold the key's lock while compiling and storing, or
     // find the entry another process stored while we waited for it.
     std::unique_ptr<FileLock> lock;
-    if (auto stored = wait_for_other_processes(names, key, material_text, *target, wants_warm,
-                                               lock)) {
+    if (auto stored =
+            wait_for_other_processes(names, key, material_text, *target, wants_warm, lock)) {
       flights_.finish(key, flight, *stored);
       return std::move(*stored);
     }

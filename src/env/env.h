@@ -129,7 +129,7 @@ class Env {
   // missing) for this call alone: two calls conflict even in one process.
   // nullptr when someone else holds it; a Status when locking is impossible.
   virtual Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
-                                                      std::uint64_t offset) = 0;
+                                                     std::uint64_t offset) = 0;
   [[nodiscard]] virtual bool exists(const std::string& path) const = 0;
 };
 
@@ -178,7 +178,7 @@ class EnvWrapper : public Env {
   }
   uid_t user_id() const override { return target_.user_id(); }
   Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
-                                              std::uint64_t offset) override {
+                                             std::uint64_t offset) override {
     return target_.try_lock(path, offset);
   }
   bool exists(const std::string& path) const override { return target_.exists(path); }

@@ -260,7 +260,7 @@ class PosixEnv final : public Env {
   }
 
   Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
-                                              std::uint64_t offset) override {
+                                             std::uint64_t offset) override {
     FileDescriptor fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (fd.get() < 0) return errno_status("cannot open lock file", path, errno);
     struct flock lock {};

@@ -59,7 +59,7 @@ class Tier {
   // (docs/design.md §4): the lock, nullptr when another process holds it,
   // or a Status when this tier cannot lock.
   virtual Result<std::unique_ptr<FileLock>> try_lock(const std::string& /*db*/,
-                                                      const CacheKey& /*key*/) {
+                                                     const CacheKey& /*key*/) {
     return Status::not_supported("the " + std::string(name()) + " tier has no locks");
   }
   // The database names this tier holds.

@@ -11,8 +11,7 @@ namespace kcache::testing {
 class TempFolder {
  public:
   TempFolder() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "kcache-test-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "kcache-test-XXXXXX").string();
     path_ = ::mkdtemp(pattern.data()) ? pattern : std::string();
   }
   ~TempFolder() {

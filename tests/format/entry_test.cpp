@@ -63,8 +63,8 @@ TEST(EntryTest, GoldenHeaderLayout) {
   Entry entry = make_entry(3);
   ByteBuffer bytes = encoded(entry);
   const std::uint8_t* h = bytes.data.get();
-  ASSERT_EQ(bytes.size, kEntryHeaderSize + entry.material.size() +
-                            encode_fields(entry.metadata).size() + 3);
+  ASSERT_EQ(bytes.size,
+            kEntryHeaderSize + entry.material.size() + encode_fields(entry.metadata).size() + 3);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(h), 4), "KCEN");
   EXPECT_EQ(h[4], 1);  // format version, little-endian
   EXPECT_EQ(h[5], 0);
@@ -113,8 +113,8 @@ TEST(EntryTest, ZeroedPagesAndGarbageAreCorruption) {
   EXPECT_EQ(decode_entry(ByteBuffer::copy_of(zeros)).status().code(), StatusCode::kCorruption);
   std::string sqlite = "SQLite format 3";
   sqlite.resize(4096, '\0');
-  EXPECT_EQ(decode_entry(ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(sqlite.data()),
-                                              sqlite.size()}))
+  EXPECT_EQ(decode_entry(ByteBuffer::copy_of(
+                             {reinterpret_cast<const std::uint8_t*>(sqlite.data()), sqlite.size()}))
                 .status()
                 .code(),
             StatusCode::kCorruption);

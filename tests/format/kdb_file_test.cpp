@@ -23,8 +23,8 @@ std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> make_entries(int cou
     entry.material = "n " + std::to_string(i) + "\n";
     entry.key = CacheKey(sha256(entry.material));
     std::string payload(100 + i, static_cast<char>('a' + i % 26));
-    entry.storage = ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(payload.data()),
-                                         payload.size()});
+    entry.storage = ByteBuffer::copy_of(
+        {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
     entry.payload_size = payload.size();
     entries.emplace_back(entry.key, *encode_entry(entry, Compression::kNone));
   }
@@ -35,8 +35,9 @@ TEST(KdbFileTest, WriteThenFindEveryEntry) {
   TempFolder dir;
   auto entries = make_entries(50);
   ASSERT_TRUE(write_kdb(Env::posix(), dir / "x.kdb", entries, {{"db", "x"}}).is_ok());
-  EXPECT_EQ(std::filesystem::status(dir / "x.kdb").permissions() & std::filesystem::perms::others_read,
-            std::filesystem::perms::others_read);
+  EXPECT_EQ(
+      std::filesystem::status(dir / "x.kdb").permissions() & std::filesystem::perms::others_read,
+      std::filesystem::perms::others_read);
   auto reader = KdbReader::open(dir / "x.kdb", Env::posix());
   ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
   EXPECT_EQ((*reader)->slots().size(), 50u);

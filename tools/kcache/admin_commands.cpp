@@ -120,8 +120,9 @@ int run_clear(bool json, bool failures_only) {
         << nlohmann::json{{"removed", *removed}, {"user_dir", cache->config().user_dir}}.dump()
         << "\n";
   } else {
-    std::cout << "removed " << *removed << (failures_only ? " remembered compile errors" : " entries")
-              << " from " << cache->config().user_dir << "\n";
+    std::cout << "removed " << *removed
+              << (failures_only ? " remembered compile errors" : " entries") << " from "
+              << cache->config().user_dir << "\n";
   }
   return 0;
 }

@@ -15,9 +15,9 @@
 #include <fstream>
 #include <mutex>
 
-#include "env/temp_dir.h"
 #include "compiler/dynamic_library.h"
 #include "compiler/registry.h"
+#include "env/temp_dir.h"
 
 namespace kcache {
 namespace {

@@ -86,12 +86,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "kcache_consumer: Cache::open: %s\n", cache.status().message().c_str());
       return 1;
     }
-    expect((*cache)->config().enabled, "the cache is disabled: " + (*cache)->config().disabled_reason);
+    expect((*cache)->config().enabled,
+           "the cache is disabled: " + (*cache)->config().disabled_reason);
     fetch(**cache, "compiled", "fetch 1");
     fetch(**cache, "user", "fetch 2");
     const auto stats = (*cache)->stats();
-    expect(stats.compiles == 1, "stats.compiles: expected 1, seen " + std::to_string(stats.compiles));
-    expect(stats.user_hits == 1, "stats.user_hits: expected 1, seen " + std::to_string(stats.user_hits));
+    expect(stats.compiles == 1,
+           "stats.compiles: expected 1, seen " + std::to_string(stats.compiles));
+    expect(stats.user_hits == 1,
+           "stats.user_hits: expected 1, seen " + std::to_string(stats.user_hits));
   }
   {
     kcache::CacheOptions options;
