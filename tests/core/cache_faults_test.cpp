@@ -17,6 +17,7 @@
 #include <set>
 
 #include "core/cache_internal.h"
+#include "fakes/cache_fixture.h"
 #include "fakes/fake_compiler.h"
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
@@ -29,36 +30,15 @@ using testing::FaultEnv;
 using testing::FaultOp;
 using testing::TempFolder;
 
-class CacheFaultTest : public ::testing::Test {
+class CacheFaultTest : public testing::CacheFixture {
  protected:
   void SetUp() override {
-    env.home = dir / "home";
-    env.vars["KCACHE_CUSTOM_CACHE_DIR"] = dir / "cache";
-    env.vars["KCACHE_SYSTEM_DB_PATH"] = dir / "system";
+    CacheFixture::SetUp();
     env.vars["TMPDIR"] = dir / "tmp";
     std::filesystem::create_directories(dir / "home");
     std::filesystem::create_directories(dir / "system");
     std::filesystem::create_directories(dir / "tmp");
     compiler.binary_size = 20000;  // several writes' worth
-  }
-
-  std::unique_ptr<Cache> open() {
-    CacheOptions options;
-    options.log_sink = [this](LogLevel, std::string_view line) {
-      std::lock_guard lock(log_mutex);
-      log.emplace_back(line);
-    };
-    auto cache = open_cache_with_env(options, env);
-    EXPECT_TRUE(cache.is_ok());
-    return std::move(*cache);
-  }
-
-  static KernelRequest request(const std::string& source) {
-    KernelRequest r;
-    r.source = source;
-    r.kernel_names = {"k"};
-    r.target = *Target::parse("gfx906_60");
-    return r;
   }
 
   // Compiles each source with a new cache (a new process) and checks that
@@ -121,12 +101,6 @@ class CacheFaultTest : public ::testing::Test {
 
   std::string user_dir() const { return dir / ("cache/" KCACHE_VERSION_STRING); }
   void unreadable_entry_is_compiled_again(int err);
-
-  TempFolder dir;
-  FaultEnv env;
-  FakeCompiler compiler;
-  std::mutex log_mutex;
-  std::vector<std::string> log;
 };
 
 // ENOSPC after a part of an entry was written, fsync failing, rename

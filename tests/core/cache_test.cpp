@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/cache_internal.h"
+#include "fakes/cache_fixture.h"
 #include "fakes/fake_compiler.h"
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
@@ -22,46 +23,9 @@ using testing::FakeCompiler;
 using testing::FaultEnv;
 using testing::TempFolder;
 
-class CacheTest : public ::testing::Test {
+class CacheTest : public testing::CacheFixture {
  protected:
-  void SetUp() override {
-    env.home = dir / "home";
-    env.vars["KCACHE_CUSTOM_CACHE_DIR"] = dir / "cache";
-    env.vars["KCACHE_SYSTEM_DB_PATH"] = dir / "system";
-  }
-
-  std::unique_ptr<Cache> open(CacheOptions options = {}) {
-    options.log_sink = [this](LogLevel, std::string_view line) {
-      std::lock_guard lock(log_mutex);
-      log.emplace_back(line);
-    };
-    auto cache = open_cache_with_env(options, env);
-    EXPECT_TRUE(cache.is_ok());
-    return std::move(*cache);
-  }
-
-  KernelRequest request(const std::string& source = "kernel void k() {}") {
-    KernelRequest r;
-    r.source = source;
-    r.kernel_names = {"k"};
-    r.target = *Target::parse("gfx906_60");
-    return r;
-  }
-
   std::string dir_path() const { return dir.path(); }
-
-  int log_lines_containing(const std::string& text) {
-    std::lock_guard lock(log_mutex);
-    int n = 0;
-    for (const auto& line : log) n += line.find(text) != std::string::npos ? 1 : 0;
-    return n;
-  }
-
-  TempFolder dir;
-  FaultEnv env;
-  FakeCompiler compiler;
-  std::mutex log_mutex;
-  std::vector<std::string> log;
 };
 
 std::string bytes_of(const CachedKernel& kernel) {
