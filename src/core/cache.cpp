@@ -139,9 +139,9 @@ class Cache::Impl final : public TierEvents {
     ++stats_.requests;
     auto target = compiler.resolve_target(request.target);
     if (!target) return target.status();
-    if (!valid_db_name(target->db_basename())) {
-      return Status::invalid_argument("target '" + target->db_basename() +
-                                      "' cannot name a database file");
+    const DbNames names{target->db_basename(), target->arch_basename()};
+    if (!valid_db_name(names.exact)) {
+      return Status::invalid_argument("target '" + names.exact + "' cannot name a database file");
     }
     auto key_text = build_key_text(request, compiler.identity(), *target, env_,
                                    compiler.toolkit_include_dirs());
@@ -154,10 +154,9 @@ class Cache::Impl final : public TierEvents {
     const std::string& material_text = *key_text;
     const CacheKey key(sha256(material_text));
     if (!config_.enabled) {
-      Keyed unstored{key, material_text, target->db_basename()};
+      Keyed unstored{key, material_text, names.exact};
       return compile_only(request, compiler, *target, &unstored);
     }
-    const DbNames names{target->db_basename(), target->arch_basename()};
 
     const bool wants_warm = static_cast<bool>(request.warmup);
     if (auto hit = lookup(names, key, material_text, *target, wants_warm)) {
