@@ -112,9 +112,14 @@ class ModuleLoader::Impl {
   Result<Target> current_target() {
     auto context = current_context();
     if (!context) return context.status();
+    return target_of(*context);
+  }
+
+  // The target of `context`'s device, which must be current.
+  Result<Target> target_of(CUcontext context) {
     {
       std::lock_guard lock(mutex_);
-      if (auto it = targets_.find(*context); it != targets_.end()) return it->second;
+      if (auto it = targets_.find(context); it != targets_.end()) return it->second;
     }
     CUdevice device = 0;
     int major = 0;
@@ -135,7 +140,7 @@ class ModuleLoader::Impl {
     if (rc != CUDA_SUCCESS) return Status::unavailable("device attributes: " + driver_->error(rc));
     Target target{"sm_" + std::to_string(major * 10 + minor), "", units};
     std::lock_guard lock(mutex_);
-    targets_[*context] = target;  // a context's device never changes
+    targets_[context] = target;  // a context's device never changes
     return target;
   }
 
@@ -145,7 +150,7 @@ class ModuleLoader::Impl {
     const KernelRequest* effective = &request;
     KernelRequest with_target;
     if (request.target.empty()) {
-      auto target = current_target();
+      auto target = target_of(*context);
       if (!target) return target.status();
       with_target = request;
       with_target.target = *target;
