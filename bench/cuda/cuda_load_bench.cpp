@@ -395,7 +395,9 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
     }
     return 0;
   }
-  if (mode == "split") {  // fetch, then load the fetched bytes: timed apart
+  // fetch: the cache lookup alone; split: then also the load of the
+  // fetched bytes, timed apart.
+  if (mode == "fetch" || mode == "split") {
     KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
     kcache::Target target = *kcache::Target::parse("sm_90_132");
     for (const auto& k : kernels) {
@@ -404,6 +406,10 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
       auto fetched = kc.cache->get_or_compile(request, *kc.compiler);
       double fetch_us = micros_since(start);
       if (!fetched || fetched->tier != kcache::TierKind::kUser) die(k.id + ": not a user hit");
+      if (mode == "fetch") {
+        std::printf("fetch %s %s %.2f\n", set.c_str(), k.id.c_str(), fetch_us);
+        continue;
+      }
       const std::string symbol = fetched->lowered_name(k.names[0]);
       start = Clock::now();
       void* module = nullptr;
@@ -414,19 +420,6 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
       double load_us = micros_since(start);
       std::printf("split_fetch %s %s %.2f\nsplit_load %s %s %.2f\n", set.c_str(), k.id.c_str(),
                   fetch_us, set.c_str(), k.id.c_str(), load_us);
-    }
-    return 0;
-  }
-  if (mode == "fetch") {  // the cache lookup alone, no module load
-    KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
-    kcache::Target target = *kcache::Target::parse("sm_90_132");
-    for (const auto& k : kernels) {
-      auto request = request_for(k, target);
-      auto start = Clock::now();
-      auto fetched = kc.cache->get_or_compile(request, *kc.compiler);
-      double us = micros_since(start);
-      if (!fetched || fetched->tier != kcache::TierKind::kUser) die(k.id + ": not a user hit");
-      std::printf("fetch %s %s %.2f\n", set.c_str(), k.id.c_str(), us);
     }
     return 0;
   }
