@@ -4,7 +4,10 @@
 //   cuda_load_bench prepare  --dir D   compile all through kcache (user tier), time NVRTC
 //                                      (cold if CUDA_CACHE_DISABLE=1), write raw cubin/ptx,
 //                                      export the user database to D/system/
-//   cuda_load_bench measure  --dir D --mode M --set S   M: floor | user | system | ptx
+//   cuda_load_bench measure  --dir D --mode M --set S   M: floor | user | system | ptx,
+//                                      or, parts of kcache's time: key | fetch |
+//                                      fetch_system | split (key and fetch* need no GPU)
+//   cuda_load_bench prepare  --dir D --target sm_90_132   the same without a GPU
 //   cuda_load_bench nvrtc    --dir D --set S            NVRTC compile only
 //
 // Every phase prints one line per kernel: "<mode> <set> <id> <microseconds>"
@@ -301,15 +304,22 @@ void write_bytes(const fs::path& path, std::span<const std::uint8_t> bytes) {
 
 // --- phases ---------------------------------------------------------------------
 
-int prepare(const fs::path& dir) {
+// `cpu_target` (e.g. "sm_90_132"): no GPU; every kernel goes through
+// Cache::get_or_compile for that target (to profile the fetch path here).
+int prepare(const fs::path& dir, const std::string& cpu_target) {
   Driver driver;
-  driver.load();
-  driver.make_context();
   KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
   TimedCompiler timed(*kc.compiler);
-  auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, timed);
-  if (!loader) die(loader.status().message());
-  auto target = (*loader)->current_target();
+  std::unique_ptr<kcache::cuda::ModuleLoader> loader;
+  kcache::Result<kcache::Target> target = kcache::Target::parse(cpu_target);
+  if (cpu_target.empty()) {
+    driver.load();
+    driver.make_context();
+    auto created = kcache::cuda::ModuleLoader::create(*kc.cache, timed);
+    if (!created) die(created.status().message());
+    loader = std::move(*created);
+    target = loader->current_target();
+  }
   if (!target) die(target.status().message());
   std::printf("target %s\n", target->to_string().c_str());
   fs::create_directories(dir / "raw");
@@ -318,14 +328,24 @@ int prepare(const fs::path& dir) {
   ptx_config.backend = "nvrtc";
   auto ptx_compiler = kcache::make_compiler(ptx_config);
   for (const auto& k : read_kernels(dir, "")) {
-    auto loaded = (*loader)->get_function(request_for(k, *target), k.names[0]);
-    if (!loaded) die(k.id + ": " + loaded.status().message() + "\n" + loaded.status().details());
-    if (loaded->tier != kcache::TierKind::kCompiled)
+    kcache::Result<kcache::cuda::LoadedKernel> first = kcache::Status::internal("unset");
+    if (loader) {
+      first = loader->get_function(request_for(k, *target), k.names[0]);
+    } else if (auto cached = kc.cache->get_or_compile(request_for(k, *target), timed)) {
+      kcache::cuda::LoadedKernel loaded;
+      loaded.tier = cached->tier;
+      loaded.lowered_name = cached->lowered_name(k.names[0]);
+      first = loaded;
+    } else {
+      first = cached.status();
+    }
+    if (!first) die(k.id + ": " + first.status().message() + "\n" + first.status().details());
+    if (first->tier != kcache::TierKind::kCompiled)
       die(k.id + " was not compiled: reuse a fresh dir");
     std::printf("nvrtc_cold %s %s %.1f\n", k.set.c_str(), k.id.c_str(), timed.last_us);
     auto cubin = kc.cache->get_or_compile(request_for(k, *target), timed);
     write_bytes(dir / "raw" / (k.id + ".cubin"), cubin->binary());
-    std::ofstream(dir / "raw" / (k.id + ".lowered")) << loaded->lowered_name;
+    std::ofstream(dir / "raw" / (k.id + ".lowered")) << first->lowered_name;
     auto ptx_target = kcache::Target::parse("compute_" + target->arch.substr(3));
     auto ptx = (*ptx_compiler)->compile(request_for(k, *ptx_target), *ptx_target);
     if (!ptx) die(k.id + " ptx: " + ptx.status().message());
@@ -350,8 +370,11 @@ std::vector<std::uint8_t> read_bytes(const fs::path& path) {
 
 int measure(const fs::path& dir, const std::string& mode, const std::string& set) {
   Driver driver;
-  driver.load();
-  driver.make_context();
+  const bool no_gpu = mode == "fetch" || mode == "fetch_system" || mode == "key";
+  if (!no_gpu) {  // the lookup alone runs without a GPU, too
+    driver.load();
+    driver.make_context();
+  }
   auto kernels = read_kernels(dir, set);
   if (mode == "floor" || mode == "ptx") {
     std::vector<std::vector<std::uint8_t>> images;
@@ -395,19 +418,44 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
     }
     return 0;
   }
-  // fetch: the cache lookup alone; split: then also the load of the
-  // fetched bytes, timed apart.
-  if (mode == "fetch" || mode == "split") {
+  // key: Cache::key_for alone (key derivation). fetch, fetch_system: the
+  // cache lookup alone (Cache::get_or_compile, a hit in the user or the
+  // system tier). split: a user-tier lookup, then the load of the fetched
+  // bytes, timed apart. KCACHE_BENCH_LOOPS=N repeats the lookups N times
+  // first (for a profiler).
+  if (mode == "key") {
     KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
     kcache::Target target = *kcache::Target::parse("sm_90_132");
     for (const auto& k : kernels) {
       auto request = request_for(k, target);
       auto start = Clock::now();
+      auto key = kc.cache->key_for(request, *kc.compiler);
+      double us = micros_since(start);
+      if (!key) die(k.id + ": " + key.status().message());
+      std::printf("key %s %s %.2f\n", set.c_str(), k.id.c_str(), us);
+    }
+    return 0;
+  }
+  if (mode == "fetch" || mode == "fetch_system" || mode == "split") {
+    const bool system = mode == "fetch_system";
+    KcacheSetup kc = system ? open_kcache(dir / "empty-user", dir / "system")
+                            : open_kcache(dir / "cache", dir / "no-system");
+    const kcache::TierKind expected = system ? kcache::TierKind::kSystem : kcache::TierKind::kUser;
+    kcache::Target target = *kcache::Target::parse("sm_90_132");
+    const char* loops_text = std::getenv("KCACHE_BENCH_LOOPS");
+    const int loops = mode != "split" && loops_text != nullptr ? std::atoi(loops_text) : 1;
+    for (int loop = 1; loop < loops; ++loop) {
+      for (const auto& k : kernels)
+        (void)kc.cache->get_or_compile(request_for(k, target), *kc.compiler);
+    }
+    for (const auto& k : kernels) {
+      auto request = request_for(k, target);
+      auto start = Clock::now();
       auto fetched = kc.cache->get_or_compile(request, *kc.compiler);
       double fetch_us = micros_since(start);
-      if (!fetched || fetched->tier != kcache::TierKind::kUser) die(k.id + ": not a user hit");
-      if (mode == "fetch") {
-        std::printf("fetch %s %s %.2f\n", set.c_str(), k.id.c_str(), fetch_us);
+      if (!fetched || fetched->tier != expected) die(k.id + ": not a " + mode + " hit");
+      if (mode != "split") {
+        std::printf("%s %s %s %.2f\n", mode.c_str(), set.c_str(), k.id.c_str(), fetch_us);
         continue;
       }
       const std::string symbol = fetched->lowered_name(k.names[0]);
@@ -485,7 +533,7 @@ int main(int argc, char** argv) {
     std::printf("wrote %d small and %d big kernels to %s\n", small, big, dir.c_str());
     return 0;
   }
-  if (command == "prepare") return prepare(dir);
+  if (command == "prepare") return prepare(dir, args["--target"]);
   if (command == "measure") return measure(dir, args["--mode"], args["--set"]);
   if (command == "nvrtc")
     return nvrtc_only(dir, args["--set"], args.contains("--arch") ? args["--arch"] : "sm_90");

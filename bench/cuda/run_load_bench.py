@@ -15,6 +15,8 @@ kernels of a set. Phases:
   driver JIT     PTX through cuModuleLoadData, CUDA_CACHE_PATH warm (2nd process)
   CuPy           cupy.RawModule, CUPY_CACHE_DIR warm (2nd process)
   NVRTC warm     NVRTC compile again with the driver's cache warm (2nd process)
+  kcache parts   key derivation alone, and the user/system lookup alone (no load),
+                 each in its own process: where kcache's time over the floor goes
 """
 import argparse
 import os
@@ -119,6 +121,9 @@ def main():
                         setup.setdefault(mode, []).append(float(line.split()[2]))
             add(parse(run([bench, "measure", "--dir", work, "--mode", "ptx", "--set", s], jit,
                           unset=["CUDA_CACHE_DISABLE"]), {"ptx"}))
+            for part in ("key", "fetch", "fetch_system", "split"):  # where kcache's time goes
+                add(parse(run([bench, "measure", "--dir", work, "--mode", part, "--set", s]),
+                          {part, "split_fetch", "split_load"}))
             if not args.skip_cupy:
                 add(parse(run([sys.executable, cupy_script, "--dir", work, "--set", s], cupy_env),
                           {"cupy"}))
@@ -151,7 +156,12 @@ def main():
             ("CUDA driver JIT cache, PTX, warm", "ptx"),
             ("CUDA driver JIT, PTX, cold (1st process)", "ptx_cold"),
             ("CuPy RawModule, warm cache", "cupy"),
-            ("CuPy RawModule, cold (1st process)", "cupy_cold")]
+            ("CuPy RawModule, cold (1st process)", "cupy_cold"),
+            ("kcache part: key derivation alone (Cache::key_for)", "key"),
+            ("kcache part: user-tier lookup alone (get_or_compile hit)", "fetch"),
+            ("kcache part: system-tier lookup alone", "fetch_system"),
+            ("kcache part: user-tier lookup, then (timed apart) ...", "split_fetch"),
+            ("... the load of the bytes it returned", "split_load")]
 
     def fmt(us):
         if us is None:

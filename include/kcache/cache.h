@@ -133,6 +133,10 @@ class KCACHE_EXPORT Cache {
   // and kInvalidArgument for a request that cannot be keyed (an unknown
   // target). `compiler` must outlive the call.
   Result<CachedKernel> get_or_compile(const KernelRequest& request, Compiler& compiler);
+  // The same for `target` in place of `request.target`: a caller that learns
+  // the device at run time (the CUDA loader) need not copy its request.
+  Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& target,
+                                      Compiler& compiler);
 
   // The key and key material `request` would be looked up under, without a
   // lookup or a compile. For `kcache explain` and tests.

@@ -97,15 +97,21 @@ Result<CompileOutput> run_compiler(Compiler& compiler, const KernelRequest& requ
   }
 }
 
-CachedKernel kernel_from(const Entry& entry, TierKind tier, const Target& target,
+CachedKernel kernel_from(Entry&& entry, TierKind tier, const Target& target,
                          const std::string& db) {
-  CachedKernel kernel(std::shared_ptr<const void>(entry.storage.data), entry.payload());
+  const std::span<const std::uint8_t> payload = entry.payload();  // before the move
+  CachedKernel kernel(std::shared_ptr<const void>(std::move(entry.storage.data)), payload);
   kernel.tier = tier;
   kernel.key = entry.key;
   kernel.target = target;
   kernel.db = db;
-  kernel.metadata_fields = entry.metadata;
+  kernel.metadata_fields = std::move(entry.metadata);
   return kernel;
+}
+
+CachedKernel kernel_from(const Entry& entry, TierKind tier, const Target& target,
+                         const std::string& db) {
+  return kernel_from(Entry(entry), tier, target, db);
 }
 
 }  // namespace
@@ -116,6 +122,7 @@ class Cache::Impl final : public TierEvents {
       : config_(std::move(config)), env_(env), log_(config_.log_level, std::move(sink)) {
     for (const auto& warning : config_.warnings)
       log_.warn_once("Config:" + warning, "Config", warning);
+    prepare_hashing();  // keys are derived even with the cache off
     if (!config_.enabled) return;
     if (config_.memory_cache_size > 0) memory_ = make_memory_tier(config_.memory_cache_size);
     if (!config_.system_db_path.empty()) {
@@ -135,16 +142,18 @@ class Cache::Impl final : public TierEvents {
                        (tier == "user" ? " (moved to quarantine); what it held is rebuilt" : ""));
   }
 
-  Result<CachedKernel> get_or_compile(const KernelRequest& request, Compiler& compiler) {
+  Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& requested,
+                                      Compiler& compiler) {
     ++stats_.requests;
-    auto target = compiler.resolve_target(request.target);
+    auto target = compiler.resolve_target(requested);
     if (!target) return target.status();
     const DbNames names{target->db_basename(), target->arch_basename()};
     if (!valid_db_name(names.exact)) {
       return Status::invalid_argument("target '" + names.exact + "' cannot name a database file");
     }
-    auto key_text = build_key_text(request, compiler.identity(), *target, env_,
-                                   compiler.toolkit_include_dirs());
+    auto key_text = build_key_text(
+        request, compiler.identity(), *target, env_,
+        may_include(request.source) ? compiler.toolkit_include_dirs() : std::vector<std::string>());
     if (!key_text) {
       if (key_text.status().code() != StatusCode::kIoError) return key_text.status();
       log_.warn_once("Key:" + key_text.status().message(), "Key",
@@ -354,7 +363,7 @@ class Cache::Impl final : public TierEvents {
         continue;
       }
       if (!got->has_value()) continue;
-      const Entry& entry = **got;
+      Entry& entry = **got;
       if (entry.material != material) {
         on_corrupt(step.tier->name(), key.hex(),
                    Status::corruption("its key material differs from the request's"));
@@ -367,7 +376,7 @@ class Cache::Impl final : public TierEvents {
       }
       ++*step.hits;
       if (step.kind != TierKind::kMemory && memory_) memory_->put(names.exact, entry, {});
-      return kernel_from(entry, step.kind, target, names.exact);
+      return kernel_from(std::move(entry), step.kind, target, names.exact);
     }
     return std::nullopt;
   }
@@ -535,7 +544,11 @@ Result<std::unique_ptr<Cache>> Cache::open(const CacheOptions& options) {
 }
 
 Result<CachedKernel> Cache::get_or_compile(const KernelRequest& request, Compiler& compiler) {
-  return impl_->get_or_compile(request, compiler);
+  return impl_->get_or_compile(request, request.target, compiler);
+}
+Result<CachedKernel> Cache::get_or_compile(const KernelRequest& request, const Target& target,
+                                           Compiler& compiler) {
+  return impl_->get_or_compile(request, target, compiler);
 }
 Result<std::pair<CacheKey, KeyMaterial>> Cache::key_for(const KernelRequest& request,
                                                         const Compiler& compiler) const {

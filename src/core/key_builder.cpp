@@ -17,10 +17,10 @@ Result<std::string> build_key_text(const KernelRequest& request, const CompilerI
   if (!tokens) return tokens.status();
   std::vector<std::string> options = normalize_options(std::move(*tokens));
 
-  // A source without the word "include" cannot include anything: skip the
-  // scan (most generated kernels; this runs on every request).
+  // Most generated kernels include nothing: no scan (this runs on every
+  // request).
   IncludeScan scan;
-  if (request.source.find("include") != std::string::npos) {
+  if (may_include(request.source)) {
     std::vector<std::string> dirs = request.include_dirs;
     for (auto& dir : include_dirs_in(options)) dirs.push_back(std::move(dir));
     auto scanned = scan_includes(request.source, request.headers, dirs, toolkit_dirs, env);

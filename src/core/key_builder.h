@@ -12,6 +12,12 @@ namespace kcache {
 
 inline constexpr int kKeySchemaVersion = 1;
 
+// Whether `source` can include a header at all: without the word "include"
+// it cannot, and no header scan (or toolkit folder list) is needed.
+inline bool may_include(std::string_view source) {
+  return source.find("include") != std::string_view::npos;
+}
+
 // kInvalidArgument for malformed options or an empty source; kIoError when
 // a header exists but cannot be read.
 // The same, already serialized (KeyMaterial::serialize()): what the cache

@@ -56,6 +56,11 @@ Result<std::vector<std::string>> split_options(std::string_view options) {
 }
 
 std::vector<std::string> normalize_options(std::vector<std::string> tokens) {
+  // Nothing to join or sort (most requests; this runs on every one).
+  const bool simple = std::none_of(tokens.begin(), tokens.end(), [](const std::string& t) {
+    return t.starts_with("-D") || t.starts_with("-U") || t == "-I" || t == "--include-path";
+  });
+  if (simple) return tokens;
   std::vector<std::string> joined;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];

@@ -147,16 +147,14 @@ class ModuleLoader::Impl {
   Result<LoadedKernel> get_function(const KernelRequest& request, std::string_view kernel) {
     auto context = current_context();
     if (!context) return context.status();
-    const KernelRequest* effective = &request;
-    KernelRequest with_target;
+    Result<CachedKernel> cached = Status::internal("no lookup");
     if (request.target.empty()) {
       auto target = target_of(*context);
       if (!target) return target.status();
-      with_target = request;
-      with_target.target = *target;
-      effective = &with_target;
+      cached = cache_.get_or_compile(request, *target, compiler_);
+    } else {
+      cached = cache_.get_or_compile(request, compiler_);
     }
-    auto cached = cache_.get_or_compile(*effective, compiler_);
     if (!cached) return cached.status();
 
     LoadedKernel loaded;

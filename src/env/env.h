@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/byte_buffer.h"
@@ -42,6 +43,16 @@ class WritableFile {
   // fsync.
   virtual Status sync() = 0;
   virtual Status close() = 0;
+};
+
+// A folder held open (Env::open_directory): its files are opened relative
+// to it, which skips walking the folder's own path on every read. A folder
+// removed or renamed after it was opened keeps being the one read.
+class Directory {
+ public:
+  virtual ~Directory() = default;
+  // Env::read_file of "<folder>/<relative>".
+  virtual Result<ByteBuffer> read_file(std::string_view relative) const = 0;
 };
 
 enum class FileType { kRegular, kDirectory, kSymlink, kOther };
@@ -94,6 +105,11 @@ class Env {
   virtual Result<ByteBuffer> read_file(const std::string& path) const = 0;
   virtual Result<std::unique_ptr<RandomAccessFile>> open_random_access(
       const std::string& path) const = 0;
+  // The folder `path`, held open; kNotFound when it does not exist. Env's
+  // own reads through this Env's read_file with the whole path, so a
+  // wrapper that faults read_file faults these reads too; the POSIX Env
+  // holds a descriptor of the folder.
+  virtual Result<std::unique_ptr<Directory>> open_directory(const std::string& path) const;
   // Creates `path`, which must not exist, for writing, with `mode`.
   virtual Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
                                                                   mode_t mode) = 0;
@@ -153,8 +169,9 @@ class EnvWrapper : public Env {
                                                           mode_t mode) override {
     return target_.new_writable_file(path, mode);
   }
-  // write_file_atomic is not forwarded: Env's runs on this wrapper's
-  // new_writable_file, rename and remove_file, faults included.
+  // Neither open_directory nor write_file_atomic is forwarded: Env's run on
+  // this wrapper's read_file, and on its new_writable_file, rename and
+  // remove_file, faults included.
   Status create_dirs(const std::string& path, mode_t mode) override {
     return target_.create_dirs(path, mode);
   }

@@ -41,17 +41,19 @@ class FileDescriptor {
   int fd_;
 };
 
-Status pread_fully(int fd, std::uint64_t offset, std::span<std::uint8_t> out,
-                   const std::string& path) {
+// `path()` names the file in errors (built only then).
+template <typename PathOf>
+Status pread_fully(int fd, std::uint64_t offset, std::span<std::uint8_t> out, const PathOf& path) {
   std::size_t done = 0;
   while (done < out.size()) {
     ssize_t n =
         ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno_status("cannot read", path, errno);
+      const int err = errno;
+      return errno_status("cannot read", path(), err);
     }
-    if (n == 0) return Status::corruption("file " + path + " is shorter than expected");
+    if (n == 0) return Status::corruption("file " + path() + " is shorter than expected");
     done += static_cast<std::size_t>(n);
   }
   return Status::ok();
@@ -66,12 +68,56 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     if (offset + out.size() > size_) {
       return Status::corruption("read past the end of " + path_);
     }
-    return pread_fully(fd_.get(), offset, out, path_);
+    return pread_fully(fd_.get(), offset, out, [this]() -> const std::string& { return path_; });
   }
 
  private:
   FileDescriptor fd_;
   std::uint64_t size_;
+  std::string path_;
+};
+
+// The whole of the open file `fd`; `path` names it in errors (built only
+// then: on a hit this runs for every request).
+template <typename PathOf>
+Result<ByteBuffer> read_open_file(const FileDescriptor& fd, const PathOf& path) {
+  if (fd.get() < 0) {
+    const int err = errno;  // before path() allocates
+    return errno_status("cannot open", path(), err);
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) {
+    const int err = errno;
+    return errno_status("cannot stat", path(), err);
+  }
+  if (!S_ISREG(st.st_mode)) return Status::io_error(path() + " is not a regular file");
+  ByteBuffer buffer = ByteBuffer::allocate(static_cast<std::size_t>(st.st_size));
+  if (Status s = pread_fully(fd.get(), 0, buffer.mutable_span(), path); !s.is_ok()) return s;
+  return buffer;
+}
+
+class PosixDirectory final : public Directory {
+ public:
+  PosixDirectory(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  Result<ByteBuffer> read_file(std::string_view relative) const override {
+    // openat needs a terminated name: on the stack for the short names of
+    // entries (this runs on every user-tier hit).
+    char stack_name[128];
+    std::string heap_name;
+    const char* name = stack_name;
+    if (relative.size() < sizeof stack_name) {
+      relative.copy(stack_name, relative.size());
+      stack_name[relative.size()] = '\0';
+    } else {
+      heap_name.assign(relative);
+      name = heap_name.c_str();
+    }
+    FileDescriptor fd(::openat(fd_.get(), name, O_RDONLY | O_CLOEXEC));
+    return read_open_file(fd, [&] { return path_ + "/" + std::string(relative); });
+  }
+
+ private:
+  FileDescriptor fd_;
   std::string path_;
 };
 
@@ -173,13 +219,13 @@ class PosixEnv final : public Env {
 
   Result<ByteBuffer> read_file(const std::string& path) const override {
     FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) return errno_status("cannot open", path, errno);
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0) return errno_status("cannot stat", path, errno);
-    if (!S_ISREG(st.st_mode)) return Status::io_error(path + " is not a regular file");
-    ByteBuffer buffer = ByteBuffer::allocate(static_cast<std::size_t>(st.st_size));
-    if (Status s = pread_fully(fd.get(), 0, buffer.mutable_span(), path); !s.is_ok()) return s;
-    return buffer;
+    return read_open_file(fd, [&]() -> const std::string& { return path; });
+  }
+
+  Result<std::unique_ptr<Directory>> open_directory(const std::string& path) const override {
+    int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno_status("cannot open folder", path, errno);
+    return std::unique_ptr<Directory>(std::make_unique<PosixDirectory>(fd, path));
   }
 
   Result<std::unique_ptr<RandomAccessFile>> open_random_access(
@@ -355,6 +401,30 @@ Status Env::write_file_atomic(const std::string& path, std::span<const std::uint
   // Nothing half-written stays behind for a later reader to trip over.
   (void)remove_file(temp);
   return s;
+}
+
+namespace {
+
+// Env's own: reads through the Env it came from, with whole paths.
+class PathDirectory final : public Directory {
+ public:
+  PathDirectory(const Env& env, std::string path) : env_(env), path_(std::move(path)) {}
+  Result<ByteBuffer> read_file(std::string_view relative) const override {
+    std::string path = path_;
+    path.append("/").append(relative);
+    return env_.read_file(path);
+  }
+
+ private:
+  const Env& env_;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Directory>> Env::open_directory(const std::string& path) const {
+  if (!is_dir(path)) return errno_status("cannot open folder", path, ENOENT);
+  return std::unique_ptr<Directory>(std::make_unique<PathDirectory>(*this, path));
 }
 
 Env& Env::posix() {

@@ -1,6 +1,7 @@
 #include "format/hash.h"
 
 #include <openssl/evp.h>
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t's layout, to hold it in place
 #include <xxhash.h>
 
 #include "build_config.h"
@@ -10,7 +11,6 @@
 #endif
 
 #include <cstdio>
-#include <new>
 
 namespace kcache {
 
@@ -49,31 +49,53 @@ Sha256 sha256(std::string_view text) {
   return sha256(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
 }
 
-std::string to_hex(std::span<const std::uint8_t> bytes) {
+void write_hex(std::span<const std::uint8_t> bytes, char* out) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(bytes.size() * 2, '0');
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     out[2 * i] = kDigits[bytes[i] >> 4];
     out[2 * i + 1] = kDigits[bytes[i] & 0xF];
   }
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  std::string out(bytes.size() * 2, '0');
+  write_hex(bytes, out.data());
   return out;
 }
 
-std::string sha256_field(std::string_view text) { return "sha256:" + to_hex(sha256(text)); }
-
-Checksummer::Checksummer() : state_(XXH3_createState()) {
-  if (state_ == nullptr) throw std::bad_alloc();
-  XXH3_128bits_reset(static_cast<XXH3_state_t*>(state_));
+std::string sha256_field(std::string_view text) {
+  constexpr std::string_view kPrefix = "sha256:";
+  const Sha256 digest = sha256(text);
+  std::string out(kPrefix.size() + 2 * digest.size(), '0');
+  kPrefix.copy(out.data(), kPrefix.size());
+  write_hex(digest, out.data() + kPrefix.size());
+  return out;
 }
 
-Checksummer::~Checksummer() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
+namespace {
+static_assert(sizeof(XXH3_state_t) <= 640 && alignof(XXH3_state_t) <= 64,
+              "Checksummer::state_ cannot hold this xxHash's XXH3_state_t");
+XXH3_state_t* state_of(unsigned char* storage) { return reinterpret_cast<XXH3_state_t*>(storage); }
+}  // namespace
+
+void prepare_hashing() {
+  static const bool prepared = [] {
+    (void)sha256(std::string_view());
+    return true;
+  }();
+  (void)prepared;
+}
+
+Checksummer::Checksummer() { XXH3_128bits_reset(state_of(state_)); }
+
+Checksummer::~Checksummer() = default;
 
 void Checksummer::update(std::span<const std::uint8_t> data) {
-  XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), data.data(), data.size());
+  XXH3_128bits_update(state_of(state_), data.data(), data.size());
 }
 
 Checksum128 Checksummer::finish() {
-  XXH128_hash_t hash = XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_));
+  XXH128_hash_t hash = XXH3_128bits_digest(state_of(state_));
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, hash);
   Checksum128 out{};

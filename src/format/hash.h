@@ -16,8 +16,13 @@ using Checksum128 = std::array<std::uint8_t, 16>;
 Sha256 sha256(std::span<const std::uint8_t> data);
 Sha256 sha256(std::string_view text);
 std::string to_hex(std::span<const std::uint8_t> bytes);
+// Writes the 2 * bytes.size() hex digits of `bytes` to `out`.
+void write_hex(std::span<const std::uint8_t> bytes, char* out);
 // "sha256:<64 hex>" of `text`, the form key material uses.
 std::string sha256_field(std::string_view text);
+// Loads OpenSSL's configuration and SHA-256 implementation now (idempotent),
+// so that the first key derived does not pay milliseconds for it.
+void prepare_hashing();
 
 // Streaming XXH3-128 over several pieces.
 class Checksummer {
@@ -30,7 +35,9 @@ class Checksummer {
   Checksum128 finish();
 
  private:
-  void* state_;
+  // XXH3's state, in place (hash.cpp checks the size): no allocation per
+  // entry checked.
+  alignas(64) unsigned char state_[640];
 };
 
 }  // namespace kcache

@@ -198,6 +198,34 @@ TEST_F(UserTierTest, ClearRemovesEverything) {
   EXPECT_TRUE(t->get({"a", "a"}, entry_named("1").key)->has_value());
 }
 
+// Hits read through the entries folder held open. Another process may
+// clear the cache (its folders go, new ones come) or move the folder away:
+// this tier then still finds what is stored, never what was removed.
+TEST_F(UserTierTest, HeldFolderFollowsAClearByAnotherProcess) {
+  auto reader = tier();
+  auto other = tier();  // another process's view of the same folder
+  Entry first = entry_named("first");
+  put(*other, "sm_90", first);
+  ASSERT_TRUE(reader->get({"sm_90", "sm_90"}, first.key)->has_value());  // folder now held
+
+  ASSERT_TRUE(other->clear().is_ok());
+  EXPECT_FALSE(reader->get({"sm_90", "sm_90"}, first.key)->has_value());
+  Entry second = entry_named("second");
+  put(*other, "sm_90", second);  // a new entries folder, same path
+  EXPECT_TRUE(reader->get({"sm_90", "sm_90"}, second.key)->has_value());
+  EXPECT_FALSE(reader->get({"sm_90", "sm_90"}, first.key)->has_value());
+  put(*other, "sm_90", first);
+  EXPECT_TRUE(reader->get({"sm_90", "sm_90"}, first.key)->has_value());
+
+  // A folder moved away whole is gone from the path: a new entry stored
+  // there is found.
+  std::filesystem::rename(dir / "v1/sm_90.entries", dir / "moved");
+  Entry third = entry_named("third");
+  put(*other, "sm_90", third);
+  EXPECT_TRUE(reader->get({"sm_90", "sm_90"}, third.key)->has_value());
+  EXPECT_EQ(events.count, 0);
+}
+
 // Damage to the index, its WAL or its shared-memory file, with real SQLite
 // files: a lookup never fails (hits never read the index), a put never
 // fails, `list` works, and `verify --repair` leaves an index whose rows are

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 
+#include "format/hash.h"
 #include "store/user/user_index.h"
 
 namespace kcache {
@@ -138,6 +139,7 @@ class UserTier final : public Tier {
       {
         std::lock_guard lock(mutex_);
         indexes_.erase(db);
+        folders_.erase(db);
         created_dirs_.clear();
       }
       // remove_all: a folder where the index belongs goes too.
@@ -193,9 +195,14 @@ class UserTier final : public Tier {
 
  private:
   Result<std::optional<Entry>> get_from(const std::string& db, const CacheKey& key) {
-    const std::string path = entry_path(db, key);
-    auto bytes = env_.read_file(path);
+    char relative[2 + 1 + 2 * CacheKey::kSize];  // "<shard>/<hex>", no allocation
+    write_hex(key.bytes(), relative + 3);
+    relative[0] = relative[3];
+    relative[1] = relative[4];
+    relative[2] = '/';
+    auto bytes = read_entry(db, std::string_view(relative, sizeof relative));
     if (!bytes) {
+      const std::string path = entry_path(db, key);
       if (bytes.status().code() == StatusCode::kNotFound) return std::optional<Entry>();
       // Something other than a file where the entry belongs (a folder) is
       // as bad as a damaged entry.
@@ -210,10 +217,47 @@ class UserTier final : public Tier {
     }
     auto entry = decode_entry(*bytes, &key);
     if (!entry) {
-      quarantine(db, path, &key, entry.status());
+      quarantine(db, entry_path(db, key), &key, entry.status());
       return std::optional<Entry>();
     }
     return std::optional<Entry>(std::move(*entry));
+  }
+
+  // Reads "<entries folder of db>/<relative>" through the folder held open
+  // (no walk of the whole path on a hit). A folder removed or replaced
+  // since (`kcache clear` elsewhere) reads as empty: on a miss the whole
+  // path is tried too, and when that finds the file the folder is opened
+  // again on its next use.
+  Result<ByteBuffer> read_entry(const std::string& db, std::string_view relative) {
+    std::shared_ptr<const Directory> folder = entries_folder(db);
+    if (folder) {
+      auto bytes = folder->read_file(relative);
+      if (bytes || bytes.status().code() != StatusCode::kNotFound) return bytes;
+    }
+    std::string path = entries_dir(db);
+    path.append("/").append(relative);
+    auto bytes = env_.read_file(path);
+    if (folder && bytes) {
+      std::lock_guard lock(mutex_);
+      if (auto it = folders_.find(db); it != folders_.end() && it->second == folder) {
+        folders_.erase(it);
+      }
+    }
+    return bytes;
+  }
+
+  // The entries folder of `db`, held open; nullptr while it cannot be opened
+  // (not created yet), which is tried again on the next read.
+  std::shared_ptr<const Directory> entries_folder(const std::string& db) {
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = folders_.find(db); it != folders_.end()) return it->second;
+    }
+    auto opened = env_.open_directory(entries_dir(db));
+    if (!opened) return nullptr;
+    std::shared_ptr<const Directory> folder = std::move(*opened);
+    std::lock_guard lock(mutex_);
+    return folders_.try_emplace(db, std::move(folder)).first->second;
   }
 
   // Whether this process may write in the tier's folder (asked once).
@@ -537,6 +581,7 @@ class UserTier final : public Tier {
   std::mutex mutex_;  // guards the members below
   std::set<std::string> created_dirs_;
   std::map<std::string, std::shared_ptr<UserIndex>> indexes_;
+  std::map<std::string, std::shared_ptr<const Directory>, std::less<>> folders_;
   std::optional<bool> folder_writable_;
   std::mutex open_mutex_;  // held while an index is opened; guards journal_
   std::optional<IndexJournal> journal_;
