@@ -1,5 +1,7 @@
 #include "core/key_builder.h"
 
+#include <string.h>  // memmem
+
 #include "core/include_scanner.h"
 #include "core/options_normalizer.h"
 #include "format/entry.h"
@@ -7,6 +9,12 @@
 #include "format/hash.h"
 
 namespace kcache {
+
+bool may_include(std::string_view source) {
+  // memmem, not string_view::find: that restarts a memchr at every 'i'.
+  constexpr std::string_view kWord = "include";
+  return ::memmem(source.data(), source.size(), kWord.data(), kWord.size()) != nullptr;
+}
 
 Result<std::string> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
                                    const Target& target, const Env& env,

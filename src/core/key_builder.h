@@ -14,9 +14,7 @@ inline constexpr int kKeySchemaVersion = 1;
 
 // Whether `source` can include a header at all: without the word "include"
 // it cannot, and no header scan (or toolkit folder list) is needed.
-inline bool may_include(std::string_view source) {
-  return source.find("include") != std::string_view::npos;
-}
+bool may_include(std::string_view source);
 
 // kInvalidArgument for malformed options or an empty source; kIoError when
 // a header exists but cannot be read.

@@ -1,7 +1,6 @@
 #include "format/field_text.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace kcache {
 namespace {
@@ -29,16 +28,8 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
   out.reserve(out.size() + name.size() + value.size() + 2);
   out.append(name);
   out.push_back(' ');
-  // Most values hold nothing to escape and go in whole (memchr is
-  // vectorized): this builds every key.
-  const auto holds = [value](char c) {
-    return !value.empty() && std::memchr(value.data(), c, value.size()) != nullptr;
-  };
-  if (!holds('\\') && !holds('\n') && !holds('\r')) {
-    out.append(value);
-    out.push_back('\n');
-    return;
-  }
+  // Runs without a character to escape go in whole (most values are one
+  // run): this builds every key.
   while (!value.empty()) {
     const std::size_t special = find_special(value, /*newline=*/true);
     out.append(value.substr(0, special));
