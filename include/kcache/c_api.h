@@ -62,12 +62,12 @@ KCACHE_EXPORT const uint8_t* kcache_kernel_data(const kcache_kernel* kernel);
 KCACHE_EXPORT size_t kcache_kernel_size(const kcache_kernel* kernel);
 /* "memory", "system", "user", "remote" or "compiled"; static storage. */
 KCACHE_EXPORT const char* kcache_kernel_tier(const kcache_kernel* kernel);
-/* The key as 64 hex digits; valid until kcache_kernel_free. */
+/* The key as 32 hex digits; valid until kcache_kernel_free. */
 KCACHE_EXPORT const char* kcache_kernel_key(const kcache_kernel* kernel);
 KCACHE_EXPORT void kcache_kernel_free(kcache_kernel* kernel);
 
 KCACHE_EXPORT void kcache_string_free(char* text);
-/* The library version, e.g. "0.1.0"; static storage. */
+/* The library version, e.g. "0.2.0"; static storage. */
 KCACHE_EXPORT const char* kcache_version(void);
 
 #ifdef __cplusplus

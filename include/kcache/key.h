@@ -2,12 +2,13 @@
 //
 // A `KernelRequest` says what to compile; a `Target` says for which device.
 // kcache turns the pair, plus the compiler's identity, into `KeyMaterial`:
-// every input that can change the binary, as named text fields. The
-// `CacheKey` is the SHA-256 of that material. The material is stored with
-// every entry and compared on every hit, so a key collision can never serve
-// a wrong binary. Derivation lives in one place (src/core/key_builder.cpp)
-// and is pinned by golden tests; `docs/design.md` §1 says what goes in and
-// why.
+// every input that can change the binary, as named text fields, ending with
+// the whole source. The `CacheKey` is the XXH3-128 of that material: an
+// index, not an identity. The material is stored with every entry and
+// compared byte for byte on every hit, so no key collision, accidental or
+// crafted, can serve a wrong binary. Derivation lives in one place
+// (src/core/key_builder.cpp) and is pinned by golden tests;
+// `docs/design.md` §1 says what goes in and why.
 #pragma once
 
 #include <kcache/export.h>
@@ -98,19 +99,20 @@ struct KCACHE_EXPORT KernelRequest {
   std::function<Status(const BuiltProgram&)> warmup{};
 };
 
-// The 32-byte SHA-256 of serialized key material. Totally ordered; hashable.
+// The 16-byte XXH3-128 of serialized key material (canonical byte order).
+// Totally ordered; hashable.
 class KCACHE_EXPORT CacheKey {
  public:
-  static constexpr std::size_t kSize = 32;
+  static constexpr std::size_t kSize = 16;
   using Bytes = std::array<std::uint8_t, kSize>;
 
   CacheKey() = default;
   explicit CacheKey(const Bytes& bytes) : bytes_(bytes) {}
 
   [[nodiscard]] const Bytes& bytes() const { return bytes_; }
-  // 64 lower-case hex digits.
+  // 32 lower-case hex digits.
   [[nodiscard]] std::string hex() const;
-  // The inverse of hex(); nullopt unless `text` is exactly 64 hex digits.
+  // The inverse of hex(); nullopt unless `text` is exactly 32 hex digits.
   static std::optional<CacheKey> from_hex(std::string_view text);
 
   friend auto operator<=>(const CacheKey&, const CacheKey&) = default;
@@ -126,20 +128,23 @@ struct KCACHE_EXPORT KeyField {
   friend bool operator==(const KeyField&, const KeyField&) = default;
 };
 
-// Everything that can change a binary, in a fixed order. Large inputs
-// (source, headers) appear as their SHA-256, so the material stays small.
+// Everything that can change a binary, in a fixed order. The source is the
+// last field, "source", whole; headers read from disk appear as their
+// SHA-256 (their bytes are not stored).
 class KCACHE_EXPORT KeyMaterial {
  public:
   KeyMaterial() = default;
   explicit KeyMaterial(std::vector<KeyField> fields) : fields_(std::move(fields)) {}
 
   [[nodiscard]] const std::vector<KeyField>& fields() const { return fields_; }
-  // The canonical text form: one "name value" line per field, with '\\',
-  // '\n' and '\r' escaped in values. Stored with every entry.
+  // The canonical text form, stored with every entry: one "name value" line
+  // per field, with '\\', '\n' and '\r' escaped in values, except the
+  // field "source", which must be last and is written "source <bytes>\n"
+  // followed by its value as is.
   [[nodiscard]] std::string serialize() const;
   // The inverse of serialize(); fails on malformed text.
   static Result<KeyMaterial> parse(std::string_view text);
-  // SHA-256 of serialize().
+  // XXH3-128 of serialize().
   [[nodiscard]] CacheKey digest() const;
 
   friend bool operator==(const KeyMaterial&, const KeyMaterial&) = default;

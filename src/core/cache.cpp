@@ -161,7 +161,7 @@ class Cache::Impl final : public TierEvents {
       return compile_only(request, compiler, *target, nullptr);
     }
     const std::string& material_text = *key_text;
-    const CacheKey key(sha256(material_text));
+    const CacheKey key = key_of_material(material_text);
     if (!config_.enabled) {
       Keyed unstored{key, material_text, names.exact};
       return compile_only(request, compiler, *target, &unstored);
@@ -436,7 +436,7 @@ class Cache::Impl final : public TierEvents {
   std::optional<Status> remembered_failure(const DbNames& names, const std::string& material) {
     if (!user_ || config_.failure_ttl.count() == 0) return std::nullopt;
     const std::string failure = failure_material(material);
-    const CacheKey key(sha256(failure));
+    const CacheKey key = key_of_material(failure);
     auto got = user_->get(names, key);
     if (!got || !got->has_value() || (*got)->material != failure) return std::nullopt;
     const Entry& entry = **got;
@@ -461,7 +461,7 @@ class Cache::Impl final : public TierEvents {
     if (!user_ || config_.failure_ttl.count() == 0) return;
     Entry entry;
     entry.material = failure_material(material);
-    entry.key = CacheKey(sha256(entry.material));
+    entry.key = key_of_material(entry.material);
     entry.created_unix = env_.now_unix();
     entry.metadata = {{"message", error.message()}};
     entry.storage = ByteBuffer::copy_of(

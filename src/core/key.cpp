@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/key_builder.h"
 #include "format/field_text.h"
 #include "format/hash.h"
 
@@ -115,19 +116,50 @@ std::optional<CacheKey> CacheKey::from_hex(std::string_view text) {
 
 std::string KeyMaterial::serialize() const {
   std::string out;
-  for (const auto& field : fields_) append_field(out, field.name, field.value);
+  for (const auto& field : fields_) {
+    if (field.name == kSourceField) {
+      append_raw_field(out, field.name, field.value);
+    } else {
+      append_field(out, field.name, field.value);
+    }
+  }
   return out;
 }
 
 Result<KeyMaterial> KeyMaterial::parse(std::string_view text) {
-  auto fields = decode_fields(text);
+  // Field lines up to the source's, which is followed by the source itself.
+  std::string_view lines = text;
+  std::optional<std::string_view> source;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) break;  // decode_fields reports it
+    std::string_view line = text.substr(pos, end - pos);
+    if (line.starts_with(std::string(kSourceField) + " ")) {
+      auto size = parse_decimal(line.substr(kSourceField.size() + 1));
+      std::string_view rest = text.substr(end + 1);
+      if (!size || *size != rest.size()) {
+        return Status::corruption("key material: the source is not the size its line says");
+      }
+      lines = text.substr(0, pos);
+      source = rest;
+      break;
+    }
+    pos = end + 1;
+  }
+  auto fields = decode_fields(lines);
   if (!fields) return fields.status();
   std::vector<KeyField> out;
-  out.reserve(fields->size());
-  for (auto& [name, value] : *fields) out.push_back({std::move(name), std::move(value)});
+  out.reserve(fields->size() + 1);
+  for (auto& [name, value] : *fields) {
+    if (name == kSourceField) return Status::corruption("key material: a second source field");
+    out.push_back({std::move(name), std::move(value)});
+  }
+  if (source) out.push_back({std::string(kSourceField), std::string(*source)});
   return KeyMaterial(std::move(out));
 }
 
-CacheKey KeyMaterial::digest() const { return CacheKey(sha256(serialize())); }
+CacheKey KeyMaterial::digest() const { return key_of_material(serialize()); }
+
+CacheKey key_of_material(std::string_view material) { return CacheKey(xxh3_128(material)); }
 
 }  // namespace kcache

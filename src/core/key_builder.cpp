@@ -38,7 +38,7 @@ Result<std::string> build_key_text(const KernelRequest& request, const CompilerI
 
   // Written straight into its serialized form: this runs on every request.
   std::string text;
-  text.reserve(512 + compiler.id.size() + compiler.version.size());
+  text.reserve(512 + compiler.id.size() + compiler.version.size() + request.source.size());
   append_field(text, "kcache.key", std::to_string(kKeySchemaVersion));
   append_field(text, "entry.format", std::to_string(kEntryFormatVersion));
   append_field(text, "backend", compiler.backend);
@@ -49,11 +49,13 @@ Result<std::string> build_key_text(const KernelRequest& request, const CompilerI
   for (const auto& option : options) append_field(text, "option", option);
   for (const auto& dir : request.include_dirs) append_field(text, "include.dir", dir);
   for (const auto& name : request.kernel_names) append_field(text, "kernel", name);
-  append_field(text, "source", sha256_field(request.source));
   for (const auto& header : scan.headers) {
     append_field(text, "header", header.name + " " + header.digest);
   }
   if (scan.hashed_whole_dirs) append_field(text, "headers.scan", "whole-dirs");
+  // Last, whole: compared byte for byte on every hit, it is what makes a
+  // non-cryptographic key safe.
+  append_raw_field(text, kSourceField, request.source);
   return text;
 }
 

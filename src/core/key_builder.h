@@ -10,7 +10,14 @@
 
 namespace kcache {
 
-inline constexpr int kKeySchemaVersion = 1;
+inline constexpr int kKeySchemaVersion = 2;
+
+// The last field of key material: the whole source, written raw
+// (append_raw_field).
+inline constexpr std::string_view kSourceField = "source";
+
+// The key of serialized key material: its XXH3-128.
+CacheKey key_of_material(std::string_view material);
 
 // Whether `source` can include a header at all: without the word "include"
 // it cannot, and no header scan (or toolkit folder list) is needed.

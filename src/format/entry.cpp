@@ -1,5 +1,6 @@
 #include "format/entry.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/endian.h"
@@ -10,6 +11,7 @@ namespace {
 
 constexpr std::uint8_t kMagic[4] = {'K', 'C', 'E', 'N'};
 constexpr std::size_t kChecksumOffset = 72;
+constexpr std::size_t kKeyEnd = 48;  // the key, then reserved zero bytes up to here
 
 }  // namespace
 
@@ -41,6 +43,7 @@ Result<std::vector<std::uint8_t>> encode_entry(const Entry& entry, Compression c
   h[7] = 0;
   le::put_u64(h + 8, static_cast<std::uint64_t>(entry.created_unix));
   std::memcpy(h + 16, entry.key.bytes().data(), CacheKey::kSize);
+  std::memset(h + 16 + CacheKey::kSize, 0, kKeyEnd - 16 - CacheKey::kSize);  // reserved
   le::put_u32(h + 48, static_cast<std::uint32_t>(entry.material.size()));
   le::put_u32(h + 52, static_cast<std::uint32_t>(metadata.size()));
   le::put_u32(h + 56, static_cast<std::uint32_t>(stored.size()));
@@ -72,7 +75,8 @@ Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key
   }
   const auto compression = static_cast<Compression>(h[6]);
   if (h[6] > static_cast<std::uint8_t>(Compression::kZstd) || h[7] != 0 ||
-      le::get_u32(h + 60) != 0) {
+      le::get_u32(h + 60) != 0 ||
+      std::any_of(h + 16 + CacheKey::kSize, h + kKeyEnd, [](std::uint8_t b) { return b != 0; })) {
     return Status::corruption("unknown entry flags");
   }
   const std::uint64_t material_size = le::get_u32(h + 48);

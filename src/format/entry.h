@@ -17,10 +17,10 @@
 
 namespace kcache {
 
-inline constexpr std::uint16_t kEntryFormatVersion = 1;
+inline constexpr std::uint16_t kEntryFormatVersion = 2;
 inline constexpr std::size_t kEntryHeaderSize = 88;
 // Sizes beyond these are refused on encode and read as corruption on decode.
-inline constexpr std::size_t kMaxMaterialSize = 1u << 20;
+inline constexpr std::size_t kMaxMaterialSize = 64u << 20;  // holds the source
 inline constexpr std::size_t kMaxMetadataSize = 1u << 20;
 inline constexpr std::size_t kMaxPayloadSize = 1u << 30;
 

@@ -1,6 +1,7 @@
 #include "format/field_text.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace kcache {
 namespace {
@@ -39,6 +40,20 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
     value.remove_prefix(special + 1);
   }
   out.push_back('\n');
+}
+
+void append_raw_field(std::string& out, std::string_view name, std::string_view value) {
+  const std::string size = std::to_string(value.size());
+  out.reserve(out.size() + name.size() + size.size() + value.size() + 2);
+  out.append(name).append(" ").append(size).append("\n").append(value);
+}
+
+std::optional<std::uint64_t> parse_decimal(std::string_view text) {
+  if (text.empty() || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
 std::string encode_fields(const Fields& fields) {

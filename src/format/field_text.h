@@ -6,6 +6,8 @@
 
 #include <kcache/status.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +20,13 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 bool is_valid_field_name(std::string_view name);
 // Appends one encoded line to `out`. `name` must be valid.
 void append_field(std::string& out, std::string_view name, std::string_view value);
+// Appends "<name> <value size>\n" and then `value` as is: a field whose
+// value is long or binary (the source in key material). Only the last field
+// of a text may be written so.
+void append_raw_field(std::string& out, std::string_view name, std::string_view value);
+// The decimal number `text` in canonical form (digits, no leading zero, no
+// sign); nullopt otherwise.
+std::optional<std::uint64_t> parse_decimal(std::string_view text);
 std::string encode_fields(const Fields& fields);
 Result<Fields> decode_fields(std::string_view text);
 

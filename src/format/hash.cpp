@@ -11,6 +11,7 @@
 #endif
 
 #include <cstdio>
+#include <cstring>
 
 namespace kcache {
 
@@ -86,6 +87,18 @@ void prepare_hashing() {
   (void)prepared;
 }
 
+Checksum128 xxh3_128(std::span<const std::uint8_t> data) {
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, XXH3_128bits(data.data(), data.size()));
+  Checksum128 out{};
+  std::memcpy(out.data(), canonical.digest, out.size());
+  return out;
+}
+
+Checksum128 xxh3_128(std::string_view text) {
+  return xxh3_128(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+}
+
 Checksummer::Checksummer() { XXH3_128bits_reset(state_of(state_)); }
 
 Checksummer::~Checksummer() = default;
@@ -99,7 +112,7 @@ Checksum128 Checksummer::finish() {
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, hash);
   Checksum128 out{};
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = canonical.digest[i];
+  std::memcpy(out.data(), canonical.digest, out.size());
   return out;
 }
 

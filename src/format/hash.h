@@ -1,5 +1,7 @@
-// The two digests kcache uses: SHA-256 names things (keys, sources,
-// headers), XXH3-128 checks stored bytes.
+// The digests kcache uses: XXH3-128 checks stored bytes and indexes
+// entries (the cache key, whose material is compared in full on a hit);
+// SHA-256 stands for bytes kept elsewhere (headers on disk, a compiler's
+// version output), where only a cryptographic digest is safe.
 #pragma once
 
 #include <array>
@@ -23,6 +25,10 @@ std::string sha256_field(std::string_view text);
 // Loads OpenSSL's configuration and SHA-256 implementation now (idempotent),
 // so that the first key derived does not pay milliseconds for it.
 void prepare_hashing();
+
+// XXH3-128 of `data`, in canonical (big-endian) byte order.
+Checksum128 xxh3_128(std::span<const std::uint8_t> data);
+Checksum128 xxh3_128(std::string_view text);
 
 // Streaming XXH3-128 over several pieces.
 class Checksummer {

@@ -61,7 +61,8 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
     const std::uint8_t* p = index.data() + i * kKdbIndexEntrySize;
     CacheKey::Bytes key;
     std::memcpy(key.data(), p, key.size());
-    KdbSlot slot{CacheKey(key), le::get_u64(p + 32), le::get_u64(p + 40)};
+    KdbSlot slot{CacheKey(key), le::get_u64(p + CacheKey::kSize),
+                 le::get_u64(p + CacheKey::kSize + 8)};
     // Within [64, index), tested without a sum that could wrap around.
     if (slot.offset < kKdbHeaderSize || slot.offset > index_offset ||
         slot.size > index_offset - slot.offset ||
@@ -119,8 +120,8 @@ Status write_kdb(Env& env, const std::string& path,
     if (!bytes.empty()) std::memcpy(out.data() + offset, bytes.data(), bytes.size());
     std::uint8_t* p = index + i * kKdbIndexEntrySize;
     std::memcpy(p, key.bytes().data(), CacheKey::kSize);
-    le::put_u64(p + 32, offset);
-    le::put_u64(p + 40, bytes.size());
+    le::put_u64(p + CacheKey::kSize, offset);
+    le::put_u64(p + CacheKey::kSize + 8, bytes.size());
     offset += bytes.size();
   }
   std::memcpy(index + index_size, meta.data(), meta.size());

@@ -20,9 +20,10 @@
 
 namespace kcache {
 
-inline constexpr std::uint32_t kKdbFormatVersion = 1;
+inline constexpr std::uint32_t kKdbFormatVersion = 2;
 inline constexpr std::size_t kKdbHeaderSize = 64;
-inline constexpr std::size_t kKdbIndexEntrySize = 48;
+// key, entry offset (8 bytes), entry size (8 bytes)
+inline constexpr std::size_t kKdbIndexEntrySize = CacheKey::kSize + 16;
 
 struct KdbSlot {
   CacheKey key;

@@ -35,7 +35,7 @@ TEST(CApiTest, OpenFetchTwiceAndFree) {
     EXPECT_STREQ(kcache_kernel_tier(kernel), expected_tier);
     ASSERT_EQ(kcache_kernel_size(kernel), std::strlen("the binary"));
     EXPECT_EQ(std::memcmp(kcache_kernel_data(kernel), "the binary", 10), 0);
-    EXPECT_EQ(std::strlen(kcache_kernel_key(kernel)), 64u);
+    EXPECT_EQ(std::strlen(kcache_kernel_key(kernel)), 32u);
     kcache_kernel_free(kernel);
   }
   kcache_compiler_free(compiler);

@@ -11,7 +11,7 @@ compile_ok --source src/add.cl --output out/second.bin
 
 expect_eq "first compile: tier" compiled "$tier1"
 expect_eq "second compile: tier" user "$TIER"
-[[ "$key" =~ ^[0-9a-f]{64}$ ]] || fail "key: expected 64 lowercase hex digits, seen '$key'"
+[[ "$key" =~ ^[0-9a-f]{32}$ ]] || fail "key: expected 32 lowercase hex digits, seen '$key'"
 expect_eq "key of the hit vs the miss" "$key" "$KEY"
 expect_eq "db" gfx906_60 "$db1"
 expect_eq "db of the hit" gfx906_60 "$DB"

@@ -17,7 +17,7 @@ expect_rc 0
 
 expect_eq "first compile: tier" compiled "$tier1"
 expect_eq "second compile: tier" user "$TIER"
-[[ "$key" =~ ^[0-9a-f]{64}$ ]] || fail "key: expected 64 lowercase hex digits, seen '$key'"
+[[ "$key" =~ ^[0-9a-f]{32}$ ]] || fail "key: expected 32 lowercase hex digits, seen '$key'"
 expect_eq "key of the hit vs the miss" "$key" "$KEY"
 expect_eq "db of the hit vs the miss" "$db1" "$DB"
 expect_eq "target of the hit vs the miss" "$target1" "$TARGET"

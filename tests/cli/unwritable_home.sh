@@ -19,7 +19,7 @@ for i in 1 2; do
   expect_rc 0
   if ((i == 1)); then expect_eq "compile $i: tier" compiled "$TIER"; else expect_eq "compile $i: tier" user "$TIER"; fi
   expect_eq "compile $i: bytes" "$(stat -c %s src/add.cl)" "$BYTES"
-  [[ "$KEY" =~ ^[0-9a-f]{64}$ ]] || fail "compile $i: expected a key, seen $OUT"
+  [[ "$KEY" =~ ^[0-9a-f]{32}$ ]] || fail "compile $i: expected a key, seen $OUT"
   cmp -s src/add.cl "out/$i.bin" || fail "compile $i: --output is not the compiled binary"
   expect_eq "compile $i: warnings on stderr" 1 "$(warning_count "$ERR")"
   expect_contains "compile $i: the warning" "kcache: Warning [Config] The cache folder $T/file/home/.cache/kcache/$version cannot be created" "$ERR"

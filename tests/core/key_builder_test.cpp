@@ -31,8 +31,8 @@ TEST(KeyBuilderTest, GoldenMaterialAndDigest) {
   ASSERT_TRUE(material.is_ok()) << material.status().to_string();
   EXPECT_EQ(
       material->serialize(),
-      "kcache.key 1\n"
-      "entry.format 1\n"
+      "kcache.key 2\n"
+      "entry.format 2\n"
       "backend opencl\n"
       "compiler.id PoCL | cpu\n"
       "compiler.version OpenCL 3.0 PoCL 3.1\n"
@@ -42,10 +42,29 @@ TEST(KeyBuilderTest, GoldenMaterialAndDigest) {
       "option -DA=1\n"
       "option -DB=2\n"
       "kernel k\n"
-      "source sha256:0c8c461d581e7dcf6e15658be88bad30c54d54b23744035599f42c1a2b46c775\n"
-      "header common.h sha256:4767235cb67f169cad00d920f225a05dcf4a11b3a71b215277b2ecc879ce82f0\n");
-  EXPECT_EQ(material->digest().hex(),
-            "e39f6c7234d10d9b8b8a1e358f919108db43e7b96445d95cb360e655b6989499");
+      "header common.h sha256:4767235cb67f169cad00d920f225a05dcf4a11b3a71b215277b2ecc879ce82f0\n"
+      "source 65\n"
+      "#include \"common.h\"\nkernel void k(global float* x) { x[0] = X; }\n");
+  // Computed apart: the text above in a file, then `xxh128sum` (xxHash's
+  // own tool, Debian package xxhash).
+  EXPECT_EQ(material->digest().hex(), "04c0f25d36649245a1176c1938001358");
+}
+
+// The material parses back to the same fields, the source (newlines and
+// all) whole in the last one.
+TEST(KeyBuilderTest, MaterialRoundTripsWithTheSourceLast) {
+  auto material = build_key_material(golden_request(), kIdentity, kTarget, Env::posix());
+  ASSERT_TRUE(material.is_ok());
+  ASSERT_FALSE(material->fields().empty());
+  EXPECT_EQ(material->fields().back().name, "source");
+  EXPECT_EQ(material->fields().back().value, golden_request().source);
+  auto again = KeyMaterial::parse(material->serialize());
+  ASSERT_TRUE(again.is_ok()) << again.status().message();
+  EXPECT_EQ(*again, *material);
+  const std::string text = material->serialize();
+  // A source cut short, or longer than its line says, is malformed.
+  EXPECT_FALSE(KeyMaterial::parse(text.substr(0, text.size() - 1)).is_ok());
+  EXPECT_FALSE(KeyMaterial::parse(text + "x").is_ok());
 }
 
 // Each input that can change the binary changes the key.

@@ -12,7 +12,7 @@ namespace {
 Entry make_entry(std::size_t payload_size, std::uint32_t seed = 1) {
   Entry entry;
   entry.material = "kcache.key 1\nbackend fake\nsource sha256:00\n";
-  entry.key = CacheKey(sha256(entry.material));
+  entry.key = CacheKey(xxh3_128(entry.material));
   entry.created_unix = 1700000000;
   entry.metadata = {{"format", "fake"}, {"note", "two\nlines"}};
   std::vector<std::uint8_t> payload(payload_size);
@@ -66,7 +66,7 @@ TEST(EntryTest, GoldenHeaderLayout) {
   ASSERT_EQ(bytes.size,
             kEntryHeaderSize + entry.material.size() + encode_fields(entry.metadata).size() + 3);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(h), 4), "KCEN");
-  EXPECT_EQ(h[4], 1);  // format version, little-endian
+  EXPECT_EQ(h[4], kEntryFormatVersion);  // format version, little-endian
   EXPECT_EQ(h[5], 0);
   EXPECT_EQ(h[6], 0);  // no compression
   EXPECT_EQ(std::equal(entry.key.bytes().begin(), entry.key.bytes().end(), h + 16), true);
@@ -122,7 +122,7 @@ TEST(EntryTest, ZeroedPagesAndGarbageAreCorruption) {
 
 TEST(EntryTest, AnotherKeyIsCorruption) {
   Entry entry = make_entry(10);
-  CacheKey other(sha256(std::string_view("other")));
+  CacheKey other(xxh3_128(std::string_view("other")));
   auto decoded = decode_entry(encoded(entry), &other);
   ASSERT_FALSE(decoded.is_ok());
   EXPECT_NE(decoded.status().message().find("another key"), std::string::npos);

@@ -21,7 +21,7 @@ std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> make_entries(int cou
   for (int i = 0; i < count; ++i) {
     Entry entry;
     entry.material = "n " + std::to_string(i) + "\n";
-    entry.key = CacheKey(sha256(entry.material));
+    entry.key = CacheKey(xxh3_128(entry.material));
     std::string payload(100 + i, static_cast<char>('a' + i % 26));
     entry.storage = ByteBuffer::copy_of(
         {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
@@ -50,7 +50,7 @@ TEST(KdbFileTest, WriteThenFindEveryEntry) {
     EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), read->span().begin(), read->span().end()));
     EXPECT_TRUE(decode_entry(*read, &key).is_ok());
   }
-  EXPECT_FALSE((*reader)->find(CacheKey(sha256(std::string_view("absent")))).has_value());
+  EXPECT_FALSE((*reader)->find(CacheKey(xxh3_128(std::string_view("absent")))).has_value());
 }
 
 TEST(KdbFileTest, EmptyPackageIsValid) {
@@ -78,7 +78,7 @@ TEST(KdbFileTest, MissingFileIsNotFound) {
 // pointer (undefined behaviour, reported by the asan preset's UBSan).
 TEST(KdbFileTest, EmptySlotWritesAndReadsBack) {
   TempFolder dir;
-  const CacheKey key(sha256(std::string_view("empty")));
+  const CacheKey key(xxh3_128(std::string_view("empty")));
   ASSERT_TRUE(write_kdb(Env::posix(), dir / "e.kdb", {{key, {}}}, {}).is_ok());
   auto reader = KdbReader::open(dir / "e.kdb", Env::posix());
   ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
@@ -106,8 +106,8 @@ TEST(KdbFileTest, SlotPastTheIndexIsCorruptionEvenWhenItsEndWraps) {
                               {~std::uint64_t{0} - 703, 0x30f}}) {
     std::string bad = good;
     auto* bytes = reinterpret_cast<std::uint8_t*>(bad.data());
-    le::put_u64(bytes + index_offset + 32, offset);
-    le::put_u64(bytes + index_offset + 40, size);
+    le::put_u64(bytes + index_offset + CacheKey::kSize, offset);
+    le::put_u64(bytes + index_offset + CacheKey::kSize + 8, size);
     Checksummer checksum;  // resealed, as a hostile writer would
     checksum.update({bytes, 48});
     checksum.update({bytes + index_offset, bad.size() - index_offset});
@@ -125,7 +125,7 @@ TEST(KdbFileTest, DamageToHeaderOrIndexIsCorruption) {
   auto entries = make_entries(5);
   ASSERT_TRUE(write_kdb(Env::posix(), dir / "x.kdb", entries, {{"db", "x"}}).is_ok());
   const std::string good = testing::read_file(dir / "x.kdb");
-  // Flip a byte in the header, in the index (the last 48*5 + meta bytes),
+  // Flip a byte in the header, in the index (the last 32*5 + meta bytes),
   // truncate, and replace with garbage.
   std::vector<std::string> damaged;
   for (std::size_t at : {std::size_t{0}, std::size_t{20}, good.size() - 30, good.size() - 1}) {

@@ -67,7 +67,7 @@ std::vector<std::uint8_t> make_entry(const std::string& material, const Fields& 
                                      const std::string& payload, Compression compression) {
   Entry entry;
   entry.material = material;
-  entry.key = CacheKey(sha256(material));
+  entry.key = CacheKey(xxh3_128(material));
   entry.created_unix = kCreated;
   entry.metadata = metadata;
   entry.storage =
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   auto kdb = [&](const std::string& name,
                  const std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>>& contents) {
     const std::string path = temp.path() + "/" + name;
-    Fields meta{{"producer", "kcache 0.1.0"}, {"db", "cpu-haswell"}, {"created", "1700000000"}};
+    Fields meta{{"producer", "kcache 0.2.0"}, {"db", "cpu-haswell"}, {"created", "1700000000"}};
     if (Status s = write_kdb(Env::posix(), path, contents, meta); !s.is_ok()) {
       std::fprintf(stderr, "write_kdb: %s\n", s.to_string().c_str());
       std::exit(1);
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
       auto index = must(UserIndex::open(path, 1000), "index");
       for (int i = 0; i < rows; ++i) {
         IndexRow row;
-        row.key = CacheKey(sha256("row " + std::to_string(i)));
+        row.key = CacheKey(xxh3_128("row " + std::to_string(i)));
         row.backend = "opencl";
         row.kernels = "scale";
         row.payload_bytes = 300;

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     expect(kcache_kernel_size(kernel) == strlen(source) &&
                memcmp(kcache_kernel_data(kernel), source, strlen(source)) == 0,
            "binary", "a copy of the source", "other bytes");
-    expect(strlen(kcache_kernel_key(kernel)) == 64, "key length", "64 hex digits",
+    expect(strlen(kcache_kernel_key(kernel)) == 32, "key length", "32 hex digits",
            kcache_kernel_key(kernel));
     if (i == 0) {
       snprintf(key, sizeof key, "%s", kcache_kernel_key(kernel));

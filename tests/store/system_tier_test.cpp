@@ -26,7 +26,7 @@ class NullEvents : public TierEvents {
 Entry entry_named(const std::string& name) {
   Entry entry;
   entry.material = "name " + name + "\n";
-  entry.key = CacheKey(sha256(entry.material));
+  entry.key = CacheKey(xxh3_128(entry.material));
   entry.storage =
       ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(name.data()), name.size()});
   entry.payload_size = name.size();

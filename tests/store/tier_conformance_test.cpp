@@ -33,7 +33,7 @@ class RecordingEvents : public TierEvents {
 Entry make_entry(int id, std::size_t size) {
   Entry entry;
   entry.material = "kcache.key 1\nid " + std::to_string(id) + "\n";
-  entry.key = CacheKey(sha256(entry.material));
+  entry.key = CacheKey(xxh3_128(entry.material));
   entry.created_unix = 1700000000 + id;
   entry.metadata = {{"format", "test"}, {"id", std::to_string(id)}};
   std::vector<std::uint8_t> payload(size);
