@@ -176,10 +176,10 @@ void check_options(const std::string& text) {
 
 void check_key_hex(const std::string& text) {
   auto key = CacheKey::from_hex(text);
-  const bool hex = text.size() == 64 && std::all_of(text.begin(), text.end(), [](unsigned char c) {
-                     return std::isxdigit(c) != 0;
-                   });
-  KCACHE_FUZZ_CHECK(key.has_value() == hex, "from_hex accepts exactly 64 hex digits");
+  const bool hex =
+      text.size() == 2 * CacheKey::kSize &&
+      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
+  KCACHE_FUZZ_CHECK(key.has_value() == hex, "from_hex accepts exactly 2 * kSize hex digits");
   if (key) {
     KCACHE_FUZZ_CHECK(key->hex() == lower(text), "hex() is not the lower-case input");
     KCACHE_FUZZ_CHECK(CacheKey::from_hex(key->hex()) == key, "hex() does not parse back");

@@ -88,7 +88,7 @@ void check_decoder(std::span<const std::uint8_t> bytes) {
   auto same = decode_entry(buffer, &entry->key);
   KCACHE_FUZZ_CHECK(same.is_ok() && same_entry(*entry, *same), "refused under its own key");
   CacheKey::Bytes other_bytes = stored;
-  other_bytes[31] ^= 1;
+  other_bytes[CacheKey::kSize - 1] ^= 1;
   CacheKey other(other_bytes);
   auto wrong = decode_entry(buffer, &other);
   KCACHE_FUZZ_CHECK(!wrong.is_ok() && wrong.status().code() == StatusCode::kCorruption,

@@ -101,7 +101,7 @@ std::vector<KdbSlot> check_kdb(std::span<const std::uint8_t> bytes) {
   // A key that is not listed is not found.
   CacheKey::Bytes absent_bytes{};
   if (!slots.empty()) absent_bytes = slots.front().key.bytes();
-  absent_bytes[31] ^= 1;
+  absent_bytes[CacheKey::kSize - 1] ^= 1;
   const CacheKey absent(absent_bytes);
   bool listed = false;
   for (const KdbSlot& slot : slots) listed = listed || slot.key == absent;

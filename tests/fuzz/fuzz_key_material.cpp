@@ -107,12 +107,24 @@ void check_field_encoding(const std::vector<std::string>& pieces) {
   auto decoded = decode_fields(text);
   KCACHE_FUZZ_CHECK(decoded.is_ok() && *decoded == fields,
                     "valid fields do not decode back: " + decoded.status().to_string());
+  // Key material writes its "source" field raw, and only as the last one:
+  // the other fields are field text; any bytes can follow as the source.
   std::vector<KeyField> key_fields;
-  for (const auto& [name, value] : fields) key_fields.push_back({name, value});
+  std::string escaped;
+  for (const auto& [name, value] : fields) {
+    if (name == "source") continue;
+    key_fields.push_back({name, value});
+    append_field(escaped, name, value);
+  }
   const KeyMaterial material(key_fields);
-  KCACHE_FUZZ_CHECK(material.serialize() == text, "KeyMaterial and encode_fields disagree");
-  auto parsed = KeyMaterial::parse(text);
+  KCACHE_FUZZ_CHECK(material.serialize() == escaped, "KeyMaterial and encode_fields disagree");
+  auto parsed = KeyMaterial::parse(escaped);
   KCACHE_FUZZ_CHECK(parsed.is_ok() && *parsed == material, "key material does not parse back");
+  key_fields.push_back({"source", pieces.empty() ? std::string() : pieces.back()});
+  const KeyMaterial with_source(key_fields);
+  auto reparsed = KeyMaterial::parse(with_source.serialize());
+  KCACHE_FUZZ_CHECK(reparsed.is_ok() && *reparsed == with_source,
+                    "key material with a raw source does not parse back");
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
