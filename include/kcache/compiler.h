@@ -35,6 +35,7 @@
 #include <kcache/key.h>
 #include <kcache/status.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -84,7 +85,8 @@ class KCACHE_EXPORT Compiler {
 
   // Compiles `request` for `target` (a value returned by resolve_target).
   // A source the compiler rejects gives kCompileError with its log in
-  // details(); a failure to run the compiler gives kUnavailable or kIoError.
+  // details(); a failure to run the compiler gives kUnavailable or kIoError;
+  // a compiler run still going at CompilerConfig::timeout, kTimeout.
   [[nodiscard]] virtual Result<CompileOutput> compile(const KernelRequest& request,
                                                       const Target& target) = 0;
 };
@@ -119,6 +121,14 @@ struct KCACHE_EXPORT CompilerConfig {
   // worker process; when empty, KCACHE_HIP_LIBRARY, else libamdhip64.so.5,
   // libamdhip64.so, then $ROCM_PATH/lib, $HIP_PATH/lib and /opt/rocm/lib.
   std::string hip_library{};
+
+  // command and hip: the longest one compile (one child process: the
+  // command, or kcache-hip-worker) may take; 0 = no limit. At the deadline
+  // the child and the processes it started are killed (SIGKILL) and the
+  // compile gives kTimeout, which is not remembered as a compile error. The
+  // command backend's `<program> --version` probe gets min(timeout, 60 s).
+  // nvrtc and opencl compile inside the calling process and have no limit.
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
 };
 
 // Creates the compiler a config names. kInvalidArgument for an unknown

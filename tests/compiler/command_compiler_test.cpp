@@ -1,4 +1,13 @@
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <kcache/cache.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "compiler/registry.h"
 #include "fakes/temp_folder.h"
@@ -14,6 +23,36 @@ CompilerConfig command(std::string line, std::string id = "test-cc") {
   config.command = std::move(line);
   config.compiler_id = std::move(id);
   return config;
+}
+
+// Whether `pid` is still a live process: not gone and not a zombie (a
+// killed grandchild stays one until whoever adopted it reaps it).
+bool alive(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= text.size()) return false;  // gone meanwhile
+  const char state = text[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+// Whether `pid` stops being alive within `limit` (SIGKILL is delivered
+// asynchronously to the other members of a group).
+bool dies_within(pid_t pid, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (alive(pid)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::vector<pid_t> read_pids(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<pid_t> pids;
+  for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+  return pids;
 }
 
 TEST(CommandCompilerTest, CompilesThroughTheCommandLine) {
@@ -98,6 +137,101 @@ TEST(CommandCompilerTest, IdentityFollowsTheVersionOutput) {
   EXPECT_NE((*v1)->identity().version, (*v2)->identity().version);
   auto fixed = make_compiler(command(script + " {in} {out}", "my-cc-7"));
   EXPECT_EQ((*fixed)->identity().version, "id:my-cc-7");
+}
+
+TEST(CommandCompilerTest, AHungCommandAndWhatItStartedAreStoppedAtTheTimeout) {
+  TempFolder dir;
+  const std::string pids = dir / "pids";
+  // The shell writes its own pid and its background child's, then waits on
+  // a foreground sleep: three processes, none of which ends on its own.
+  auto config = command("sh -c 'echo $$ > " + pids + "; sleep 30 & echo $! >> " + pids +
+                        "; sleep 30' {in} {out}");
+  config.timeout = std::chrono::milliseconds(300);
+  auto compiler = make_compiler(config);
+  ASSERT_TRUE(compiler.is_ok()) << compiler.status().to_string();
+  KernelRequest request;
+  request.source = "x";
+
+  const auto start = std::chrono::steady_clock::now();
+  auto out = (*compiler)->compile(request, Target{"g", "", 0});
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+
+  ASSERT_FALSE(out.is_ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kTimeout) << out.status().to_string();
+  EXPECT_GE(elapsed, std::chrono::milliseconds(300));
+  EXPECT_LT(elapsed, std::chrono::seconds(5));
+  const std::string& message = out.status().message();
+  EXPECT_NE(message.find("sh did not finish within 0.3 s"), std::string::npos) << message;
+  EXPECT_NE(message.find("SIGKILL"), std::string::npos) << message;
+
+  const auto written = read_pids(pids);
+  ASSERT_EQ(written.size(), 2u) << testing::read_file(pids);
+  EXPECT_TRUE(dies_within(written[0], std::chrono::seconds(5))) << "the shell " << written[0];
+  EXPECT_TRUE(dies_within(written[1], std::chrono::seconds(5))) << "its child " << written[1];
+  // The shell was reaped by run_process: it is not a zombie of this process.
+  const int rc = ::kill(written[0], 0);
+  const int error = errno;
+  EXPECT_EQ(rc, -1);
+  EXPECT_EQ(error, ESRCH);
+}
+
+TEST(CommandCompilerTest, AFastCommandFinishesWithinItsTimeout) {
+  for (auto limit : {std::chrono::milliseconds(10'000), std::chrono::milliseconds(0)}) {
+    auto config = command("sh -c 'tr a-z A-Z < \"$0\" > \"$1\"' {in} {out}");
+    config.timeout = limit;  // 0: no limit
+    auto compiler = make_compiler(config);
+    ASSERT_TRUE(compiler.is_ok()) << compiler.status().to_string();
+    KernelRequest request;
+    request.source = "hello";
+    auto out = (*compiler)->compile(request, Target{"g", "", 0});
+    ASSERT_TRUE(out.is_ok()) << limit.count() << " ms: " << out.status().to_string();
+    EXPECT_EQ(std::string(out->binary.begin(), out->binary.end()), "HELLO");
+  }
+}
+
+TEST(CommandCompilerTest, AVersionProbeThatHangsTimesOut) {
+  TempFolder dir;
+  const std::string script = dir / "cc.sh";
+  testing::write_file(script, "#!/bin/sh\necho 'cc 1.0, thinking'\nsleep 30\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto config = command(script + " {in} {out}", "");
+  config.timeout = std::chrono::milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  auto compiler = make_compiler(config);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_FALSE(compiler.is_ok());
+  EXPECT_EQ(compiler.status().code(), StatusCode::kTimeout);
+  EXPECT_NE(compiler.status().message().find(script), std::string::npos)
+      << compiler.status().message();
+  EXPECT_NE(compiler.status().details().find("thinking"), std::string::npos)
+      << compiler.status().details();  // what it printed before the deadline
+}
+
+TEST(CommandCompilerTest, ATimeoutIsNotRememberedAsACompileError) {
+  TempFolder dir;
+  // Hangs the first time, compiles the next.
+  auto config =
+      command("sh -c 'if [ -e " + (dir / "ran") + " ]; then cp \"$0\" \"$1\"; else touch " +
+              (dir / "ran") + "; sleep 30; fi' {in} {out}");
+  config.timeout = std::chrono::milliseconds(300);
+  auto compiler = make_compiler(config);
+  ASSERT_TRUE(compiler.is_ok()) << compiler.status().to_string();
+  CacheOptions options;
+  options.cache_dir = dir / "cache";
+  options.system_db_path = dir / "system";
+  options.log_level = LogLevel::kQuiet;
+  options.read_environment = false;
+  auto cache = Cache::open(options);
+  ASSERT_TRUE(cache.is_ok()) << cache.status().to_string();
+  KernelRequest request;
+  request.source = "kernel";
+
+  auto first = (*cache)->get_or_compile(request, **compiler);
+  ASSERT_FALSE(first.is_ok());
+  EXPECT_EQ(first.status().code(), StatusCode::kTimeout) << first.status().to_string();
+  auto second = (*cache)->get_or_compile(request, **compiler);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_EQ(second->tier, TierKind::kCompiled);
 }
 
 }  // namespace

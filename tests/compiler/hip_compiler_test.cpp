@@ -349,6 +349,45 @@ TEST_F(HipCrashingWorkerTest, ACrashIsACompileErrorAndLeavesNothingBehind) {
   }
 }
 
+// A fake worker that answers the probe, then hangs on every compile, with a
+// child of its own that hangs too.
+TEST(HipHungWorkerTest, AHungWorkerIsStoppedAtTheTimeout) {
+  TempFolder dir;
+  const std::string script = dir / "hung-worker";
+  testing::write_file(script, R"(#!/bin/sh
+if [ "$1" = probe ]; then
+  printf 'status 2\nok\nlibrary_path 14\n/fake/libhip.0\nhiprtc_version 3\n9.1\nisa 6\ngfx906\n' >"$2/result"
+  exit 0
+fi
+echo "comgr: thinking" >&2
+sleep 30 &
+sleep 30
+)");
+  ::chmod(script.c_str(), 0755);
+  ScopedEnv worker("KCACHE_HIP_WORKER", script);
+  CompilerConfig config;
+  config.backend = "hip";
+  config.timeout = std::chrono::milliseconds(300);
+  auto compiler = make_compiler(config);
+  ASSERT_TRUE(compiler.is_ok()) << compiler.status().message() << compiler.status().details();
+
+  ScopedEnv tmpdir("TMPDIR", dir / "tmp");
+  ::mkdir((dir / "tmp").c_str(), 0700);
+  KernelRequest request;
+  request.source = kKernels;
+  const auto start = std::chrono::steady_clock::now();
+  auto out = (*compiler)->compile(request, *(*compiler)->resolve_target(*Target::parse("gfx906")));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_FALSE(out.is_ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kTimeout) << out.status().to_string();
+  const std::string& message = out.status().message();
+  EXPECT_NE(message.find("gfx906"), std::string::npos) << message;
+  EXPECT_NE(message.find("did not finish within 0.3 s"), std::string::npos) << message;
+  EXPECT_NE(out.status().details().find("comgr: thinking"), std::string::npos)
+      << out.status().details();
+  EXPECT_EQ(entries_of(dir / "tmp"), std::vector<std::string>{});
+}
+
 TEST(HipMissingTest, AMissingLibraryIsNamed) {
   CompilerConfig config;
   config.backend = "hip";

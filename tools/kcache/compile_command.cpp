@@ -3,8 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -33,6 +35,7 @@ struct CompileArgs {
   std::string hip_library;
   int platform = -1;
   int device = 0;
+  double timeout_seconds = 600;
   bool json = false;
 };
 
@@ -103,6 +106,9 @@ int run_compile(const CompileArgs& args) {
   config.hip_library = args.hip_library;
   config.opencl_platform = args.platform;
   config.opencl_device = args.device;
+  // At least 1 ms, since 0 would mean no limit; at most about 31 years.
+  config.timeout =
+      std::chrono::milliseconds(std::llround(std::clamp(args.timeout_seconds, 0.001, 1e9) * 1000));
 
   auto cache = Cache::open();
   if (!cache) return report_failure(cache.status().message());
@@ -120,7 +126,10 @@ int run_compile(const CompileArgs& args) {
     const Status& status = kernel.status();
     std::cerr << "kcache: "
               << (status.code() == StatusCode::kCompileError ? "compile failed: " : "")
-              << status.message() << "\n";
+              << (status.code() == StatusCode::kTimeout ? "compile timed out: " : "")
+              << status.message()
+              << (status.code() == StatusCode::kTimeout ? "; --timeout sets the limit" : "")
+              << "\n";
     if (!status.details().empty())
       std::cerr << status.details() << (status.details().ends_with('\n') ? "" : "\n");
     return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
@@ -190,6 +199,19 @@ Runner add_compile_command(CLI::App& app) {
   cmd->add_option("--platform", args->platform,
                   "opencl: platform index (default: first with a device)");
   cmd->add_option("--device", args->device, "opencl: device index on the platform");
+  cmd->add_option("--timeout", args->timeout_seconds,
+                  "command and hip backends: stop a compile still running after this many "
+                  "seconds (decimals allowed); it fails and is not cached")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double seconds = 0;
+            if (CLI::detail::lexical_cast(text, seconds) && seconds > 0 && std::isfinite(seconds)) {
+              return {};
+            }
+            return "wants a positive number of seconds, got '" + text + "'";
+          },
+          "SECONDS"));
   cmd->add_flag("--json", args->json, "Print one JSON object");
   return [args] { return run_compile(*args); };
 }

@@ -5,6 +5,10 @@
 // beside it), {out} the file to read back, {target} the target arch, and a
 // token that is exactly {options} expands to the request's options and -I
 // folders (appended at the end when the template has no {options}).
+//
+// Each run of the command may take CompilerConfig::timeout; then it and
+// what it started are killed and the compile is kTimeout (process.h).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -37,10 +41,12 @@ Status write_text(const std::string& path, const std::string& text) {
 
 class CommandCompiler final : public Compiler {
  public:
-  CommandCompiler(std::vector<std::string> argv, CompilerIdentity identity, std::string input_name)
+  CommandCompiler(std::vector<std::string> argv, CompilerIdentity identity, std::string input_name,
+                  std::chrono::milliseconds timeout)
       : argv_(std::move(argv)),
         identity_(std::move(identity)),
-        input_name_(std::move(input_name)) {}
+        input_name_(std::move(input_name)),
+        timeout_(timeout) {}
 
   const CompilerIdentity& identity() const override { return identity_; }
 
@@ -83,7 +89,7 @@ class CommandCompiler final : public Compiler {
     }
     if (!placed_options) argv.insert(argv.end(), options->begin(), options->end());
 
-    auto run = run_process(argv, temp->path() + "/log.txt");
+    auto run = run_process(argv, temp->path() + "/log.txt", timeout_);
     if (!run) return run.status();
     if (run->signal != 0) {
       return Status::compile_error(argv[0] + " was killed by signal " + std::to_string(run->signal),
@@ -109,6 +115,7 @@ class CommandCompiler final : public Compiler {
   const std::vector<std::string> argv_;
   const CompilerIdentity identity_;
   const std::string input_name_;
+  const std::chrono::milliseconds timeout_;
 };
 
 }  // namespace
@@ -144,13 +151,20 @@ Result<std::unique_ptr<Compiler>> make_command_compiler(const CompilerConfig& co
   } else {
     auto temp = TempDir::create("kcache-version-");
     if (!temp) return temp.status();
-    auto probe = run_process({(*argv)[0], "--version"}, temp->path() + "/version.txt");
+    // A compiler that hangs on --version must not hang make_compiler; 0
+    // (no limit) stays no limit.
+    const auto probe_timeout =
+        config.timeout.count() > 0
+            ? std::min<std::chrono::milliseconds>(config.timeout, std::chrono::seconds(60))
+            : config.timeout;
+    auto probe =
+        run_process({(*argv)[0], "--version"}, temp->path() + "/version.txt", probe_timeout);
     if (!probe) return probe.status();
     identity.version = "version-output:" +
                        sha256_field(probe->output + "\nexit " + std::to_string(probe->exit_code));
   }
-  return std::unique_ptr<Compiler>(
-      std::make_unique<CommandCompiler>(std::move(*argv), std::move(identity), input_name));
+  return std::unique_ptr<Compiler>(std::make_unique<CommandCompiler>(
+      std::move(*argv), std::move(identity), input_name, config.timeout));
 }
 
 }  // namespace kcache

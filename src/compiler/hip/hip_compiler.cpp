@@ -11,7 +11,9 @@
 // crash leaves behind (comgr's comgr-* folders) goes with the folder. A
 // worker killed by a signal is a kCompileError naming the target and the
 // signal. A fresh worker per compile adds 30-60 ms (process start, loading
-// libamdhip64, comgr and LLVM) to hipRTC's 110-200 ms.
+// libamdhip64, comgr and LLVM) to hipRTC's 110-200 ms. A worker still
+// running at CompilerConfig::timeout is killed (SIGKILL, with anything it
+// started) and the compile is kTimeout, naming the target.
 //
 // When the compiler is made, the worker is run once ("probe", about 40 ms,
 // once per process and library) to find libamdhip64, its hipRTC and comgr
@@ -31,6 +33,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -149,9 +152,10 @@ struct WorkerRun {
 };
 
 // Runs `<worker> <command> <folder>` on `request`, in `folder` (a private
-// TempDir whose tmp/ becomes the worker's TMPDIR).
+// TempDir whose tmp/ becomes the worker's TMPDIR), for at most `timeout`
+// (0: no limit).
 Result<WorkerRun> run_worker(const std::string& worker, const char* command, const Records& request,
-                             const std::string& folder) {
+                             const std::string& folder, std::chrono::milliseconds timeout) {
   const std::string tmp = folder + "/" + hip::kTempSubfolder;
   if (::mkdir(tmp.c_str(), 0700) != 0) {
     return Status::io_error("cannot create " + tmp + ": " + std::strerror(errno));
@@ -159,7 +163,7 @@ Result<WorkerRun> run_worker(const std::string& worker, const char* command, con
   if (!hip::write_file_atomic(folder + "/" + hip::kRequestFile, request.encode())) {
     return Status::io_error("cannot write the hipRTC request in " + folder);
   }
-  auto process = run_process({worker, command, folder}, folder + "/worker.log");
+  auto process = run_process({worker, command, folder}, folder + "/worker.log", timeout);
   if (!process) return process.status();
   WorkerRun run;
   run.process = std::move(*process);
@@ -193,13 +197,14 @@ std::string file_name(const std::string& path) {
 }
 
 Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
-                                                const std::vector<std::string>& candidates) {
+                                                const std::vector<std::string>& candidates,
+                                                std::chrono::milliseconds timeout) {
   Records request;
   request.add("protocol", std::string(hip::kHipProtocolVersion));
   for (const auto& name : candidates) request.add("library", name);
   auto temp = TempDir::create("kcache-hip-");
   if (!temp) return temp.status();
-  auto run = run_worker(worker, "probe", request, temp->path());
+  auto run = run_worker(worker, "probe", request, temp->path(), timeout);
   if (!run) return run.status();
   if (run->process.signal != 0) {
     return Status(StatusCode::kUnavailable,
@@ -265,7 +270,8 @@ bool looks_like_amd_arch(std::string_view arch) {
 
 class HipCompiler final : public Compiler {
  public:
-  explicit HipCompiler(std::shared_ptr<const HipRuntime> runtime) : runtime_(std::move(runtime)) {}
+  HipCompiler(std::shared_ptr<const HipRuntime> runtime, std::chrono::milliseconds timeout)
+      : runtime_(std::move(runtime)), timeout_(timeout) {}
 
   const CompilerIdentity& identity() const override { return runtime_->identity; }
 
@@ -345,7 +351,12 @@ class HipCompiler final : public Compiler {
 
     auto temp = TempDir::create("kcache-hip-");
     if (!temp) return temp.status();
-    auto run = run_worker(runtime_->worker, "compile", worker_request, temp->path());
+    auto run = run_worker(runtime_->worker, "compile", worker_request, temp->path(), timeout_);
+    if (!run && run.status().code() == StatusCode::kTimeout) {
+      return Status(StatusCode::kTimeout,
+                    "hipRTC compiling for " + target.id() + ": " + run.status().message(),
+                    run.status().details());
+    }
     if (!run) return run.status();
     if (run->process.signal != 0) return crashed(target, run->process);
     if (!run->result) return worker_failure(runtime_->worker, *run);
@@ -401,6 +412,7 @@ class HipCompiler final : public Compiler {
   }
 
   std::shared_ptr<const HipRuntime> runtime_;
+  const std::chrono::milliseconds timeout_;
 };
 
 }  // namespace
@@ -421,7 +433,13 @@ Result<std::unique_ptr<Compiler>> make_hip_compiler(const CompilerConfig& config
     std::lock_guard lock(mutex);
     auto& slot = probed[key];
     if (!slot) {
-      auto fresh = probe(*worker, candidates);
+      // The probe is shared by later compilers, whatever their timeout; it
+      // takes about 40 ms, so a minute is plenty, and 0 stays no limit.
+      const auto probe_timeout =
+          config.timeout.count() > 0
+              ? std::min<std::chrono::milliseconds>(config.timeout, std::chrono::seconds(60))
+              : config.timeout;
+      auto fresh = probe(*worker, candidates, probe_timeout);
       if (!fresh) {
         probed.erase(key);
         return fresh.status();
@@ -430,7 +448,8 @@ Result<std::unique_ptr<Compiler>> make_hip_compiler(const CompilerConfig& config
     }
     runtime = slot;
   }
-  return std::unique_ptr<Compiler>(std::make_unique<HipCompiler>(std::move(runtime)));
+  return std::unique_ptr<Compiler>(
+      std::make_unique<HipCompiler>(std::move(runtime), config.timeout));
 }
 
 }  // namespace kcache
