@@ -24,6 +24,7 @@
 #include <kcache/cuda.h>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -448,8 +449,17 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
       for (const auto& k : kernels)
         (void)kc.cache->get_or_compile(request_for(k, target), *kc.compiler);
     }
+    // KCACHE_BENCH_THRASH_MB=N: before each timed lookup, write N MB and
+    // make a few system calls, a stand-in (without a GPU) for what a module
+    // load does to the CPU's caches between two requests.
+    const char* thrash_text = std::getenv("KCACHE_BENCH_THRASH_MB");
+    std::vector<char> thrash(thrash_text ? std::size_t(std::atoi(thrash_text)) << 20 : 0);
     for (const auto& k : kernels) {
       auto request = request_for(k, target);
+      if (!thrash.empty()) {
+        std::memset(thrash.data(), static_cast<int>(thrash.size() + k.id.size()), thrash.size());
+        for (int i = 0; i < 20; ++i) (void)getppid();
+      }
       auto start = Clock::now();
       auto fetched = kc.cache->get_or_compile(request, *kc.compiler);
       double fetch_us = micros_since(start);
