@@ -151,9 +151,7 @@ class Cache::Impl final : public TierEvents {
     if (!valid_db_name(names.exact)) {
       return Status::invalid_argument("target '" + names.exact + "' cannot name a database file");
     }
-    auto key_text = build_key_text(
-        request, compiler.identity(), *target, env_,
-        may_include(request.source) ? compiler.toolkit_include_dirs() : std::vector<std::string>());
+    auto key_text = build_key_text(request, compiler, *target, env_);
     if (!key_text) {
       if (key_text.status().code() != StatusCode::kIoError) return key_text.status();
       log_.warn_once("Key:" + key_text.status().message(), "Key",

@@ -9,16 +9,22 @@
 #include "format/hash.h"
 
 namespace kcache {
+namespace {
 
+// Whether `source` can include a header at all: without the word "include"
+// it cannot, and no header scan (or toolkit folder list) is needed.
 bool may_include(std::string_view source) {
   // memmem, not string_view::find: that restarts a memchr at every 'i'.
   constexpr std::string_view kWord = "include";
   return ::memmem(source.data(), source.size(), kWord.data(), kWord.size()) != nullptr;
 }
 
-Result<std::string> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
-                                   const Target& target, const Env& env,
-                                   const std::vector<std::string>& toolkit_dirs) {
+// `toolkit_dirs()`: the compiler's own header folders, asked for only when
+// the source can include something.
+template <typename ToolkitDirs>
+Result<std::string> key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                             const Target& target, const Env& env,
+                             const ToolkitDirs& toolkit_dirs) {
   if (request.source.empty()) return Status::invalid_argument("the request has no source");
   if (target.arch.empty()) return Status::invalid_argument("the request has no target arch");
   auto tokens = split_options(request.options);
@@ -31,7 +37,7 @@ Result<std::string> build_key_text(const KernelRequest& request, const CompilerI
   if (may_include(request.source)) {
     std::vector<std::string> dirs = request.include_dirs;
     for (auto& dir : include_dirs_in(options)) dirs.push_back(std::move(dir));
-    auto scanned = scan_includes(request.source, request.headers, dirs, toolkit_dirs, env);
+    auto scanned = scan_includes(request.source, request.headers, dirs, toolkit_dirs(), env);
     if (!scanned) return scanned.status();
     scan = std::move(*scanned);
   }
@@ -57,6 +63,21 @@ Result<std::string> build_key_text(const KernelRequest& request, const CompilerI
   // non-cryptographic key safe.
   append_raw_field(text, kSourceField, request.source);
   return text;
+}
+
+}  // namespace
+
+Result<std::string> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                                   const Target& target, const Env& env,
+                                   const std::vector<std::string>& toolkit_dirs) {
+  return key_text(request, compiler, target, env,
+                  [&]() -> const std::vector<std::string>& { return toolkit_dirs; });
+}
+
+Result<std::string> build_key_text(const KernelRequest& request, const Compiler& compiler,
+                                   const Target& target, const Env& env) {
+  return key_text(request, compiler.identity(), target, env,
+                  [&] { return compiler.toolkit_include_dirs(); });
 }
 
 Result<KeyMaterial> build_key_material(const KernelRequest& request,

@@ -19,10 +19,6 @@ inline constexpr std::string_view kSourceField = "source";
 // The key of serialized key material: its XXH3-128.
 CacheKey key_of_material(std::string_view material);
 
-// Whether `source` can include a header at all: without the word "include"
-// it cannot, and no header scan (or toolkit folder list) is needed.
-bool may_include(std::string_view source);
-
 // kInvalidArgument for malformed options or an empty source; kIoError when
 // a header exists but cannot be read.
 // The same, already serialized (KeyMaterial::serialize()): what the cache
@@ -30,6 +26,10 @@ bool may_include(std::string_view source);
 Result<std::string> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
                                    const Target& target, const Env& env,
                                    const std::vector<std::string>& toolkit_dirs = {});
+// The same for `compiler`, whose toolkit folders are listed only when the
+// source can include a header (the hit path).
+Result<std::string> build_key_text(const KernelRequest& request, const Compiler& compiler,
+                                   const Target& target, const Env& env);
 
 // `toolkit_dirs`: Compiler::toolkit_include_dirs().
 Result<KeyMaterial> build_key_material(const KernelRequest& request,

@@ -147,14 +147,14 @@ class ModuleLoader::Impl {
   Result<LoadedKernel> get_function(const KernelRequest& request, std::string_view kernel) {
     auto context = current_context();
     if (!context) return context.status();
-    Result<CachedKernel> cached = Status::internal("no lookup");
+    // The device's target when the request names none; the request itself
+    // is not copied (this runs on every request).
+    Result<Target> device = request.target;
     if (request.target.empty()) {
-      auto target = target_of(*context);
-      if (!target) return target.status();
-      cached = cache_.get_or_compile(request, *target, compiler_);
-    } else {
-      cached = cache_.get_or_compile(request, compiler_);
+      device = target_of(*context);
+      if (!device) return device.status();
     }
+    auto cached = cache_.get_or_compile(request, *device, compiler_);
     if (!cached) return cached.status();
 
     LoadedKernel loaded;
