@@ -225,14 +225,15 @@ class UserTier final : public Tier {
 
   // Reads "<entries folder of db>/<relative>" through the folder held open
   // (no walk of the whole path on a hit). A folder removed or replaced
-  // since (`kcache clear` elsewhere) reads as empty: on a miss the whole
-  // path is tried too, and when that finds the file the folder is opened
-  // again on its next use.
+  // since (`kcache clear` elsewhere) reads as empty, or fails with ESTALE
+  // on NFS: whatever fails through the held folder is tried again by the
+  // whole path, and when that finds the file the folder is opened again on
+  // its next use.
   Result<ByteBuffer> read_entry(const std::string& db, std::string_view relative) {
     std::shared_ptr<const Directory> folder = entries_folder(db);
     if (folder) {
       auto bytes = folder->read_file(relative);
-      if (bytes || bytes.status().code() != StatusCode::kNotFound) return bytes;
+      if (bytes) return bytes;
     }
     std::string path = entries_dir(db);
     path.append("/").append(relative);
