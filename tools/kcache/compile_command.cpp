@@ -106,9 +106,12 @@ int run_compile(const CompileArgs& args) {
   config.hip_library = args.hip_library;
   config.opencl_platform = args.platform;
   config.opencl_device = args.device;
-  // At least 1 ms, since 0 would mean no limit; at most about 31 years.
-  config.timeout =
-      std::chrono::milliseconds(std::llround(std::clamp(args.timeout_seconds, 0.001, 1e9) * 1000));
+  // 0: no limit; otherwise at least 1 ms (a tiny value must not round to
+  // "no limit") and at most about 31 years.
+  config.timeout = args.timeout_seconds == 0
+                       ? std::chrono::milliseconds(0)
+                       : std::chrono::milliseconds(
+                             std::llround(std::clamp(args.timeout_seconds, 0.001, 1e9) * 1000));
 
   auto cache = Cache::open();
   if (!cache) return report_failure(cache.status().message());
@@ -201,15 +204,16 @@ Runner add_compile_command(CLI::App& app) {
   cmd->add_option("--device", args->device, "opencl: device index on the platform");
   cmd->add_option("--timeout", args->timeout_seconds,
                   "command and hip backends: stop a compile still running after this many "
-                  "seconds (decimals allowed); it fails and is not cached")
+                  "seconds (decimals allowed; 0: no limit); it fails and is not cached")
       ->capture_default_str()
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             double seconds = 0;
-            if (CLI::detail::lexical_cast(text, seconds) && seconds > 0 && std::isfinite(seconds)) {
+            if (CLI::detail::lexical_cast(text, seconds) && seconds >= 0 &&
+                std::isfinite(seconds)) {
               return {};
             }
-            return "wants a positive number of seconds, got '" + text + "'";
+            return "wants a number of seconds (0: no limit), got '" + text + "'";
           },
           "SECONDS"));
   cmd->add_flag("--json", args->json, "Print one JSON object");
