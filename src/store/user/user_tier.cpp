@@ -202,8 +202,8 @@ class UserTier final : public Tier {
     relative[2] = '/';
     auto bytes = read_entry(db, std::string_view(relative, sizeof relative));
     if (!bytes) {
-      const std::string path = entry_path(db, key);
       if (bytes.status().code() == StatusCode::kNotFound) return std::optional<Entry>();
+      const std::string path = entry_path(db, key);
       // Something other than a file where the entry belongs (a folder) is
       // as bad as a damaged entry.
       if (auto info = env_.file_info(path); info && info->type != FileType::kRegular) {
