@@ -82,6 +82,12 @@ XXH3_state_t* state_of(unsigned char* storage) { return reinterpret_cast<XXH3_st
 void prepare_hashing() {
   static const bool prepared = [] {
     (void)sha256(std::string_view());
+    // xxHash picks its SIMD code on first use (CPUID, which traps to the
+    // hypervisor in a VM).
+    (void)xxh3_128(std::string_view("kcache"));
+    Checksummer checksummer;
+    checksummer.update({reinterpret_cast<const std::uint8_t*>("kcache"), 6});
+    (void)checksummer.finish();
     return true;
   }();
   (void)prepared;
