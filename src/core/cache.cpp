@@ -97,21 +97,20 @@ Result<CompileOutput> run_compiler(Compiler& compiler, const KernelRequest& requ
   }
 }
 
-CachedKernel kernel_from(Entry&& entry, TierKind tier, const Target& target,
-                         const std::string& db) {
-  const std::span<const std::uint8_t> payload = entry.payload();  // before the move
-  CachedKernel kernel(std::shared_ptr<const void>(std::move(entry.storage.data)), payload);
+// From an entry that stays (a memory-tier hit: its storage is shared, its
+// metadata copied) or one that goes (its storage and metadata are moved);
+// the key material, source included, is never copied.
+template <typename E>
+CachedKernel kernel_from(E&& entry, TierKind tier, const Target& target, const std::string& db) {
+  const std::span<const std::uint8_t> payload = entry.payload();  // before a move
+  // Each member is forwarded once: moved from an rvalue, copied otherwise.
+  CachedKernel kernel(std::shared_ptr<const void>(std::forward<E>(entry).storage.data), payload);
   kernel.tier = tier;
   kernel.key = entry.key;
   kernel.target = target;
   kernel.db = db;
-  kernel.metadata_fields = std::move(entry.metadata);
+  kernel.metadata_fields = std::forward<E>(entry).metadata;
   return kernel;
-}
-
-CachedKernel kernel_from(const Entry& entry, TierKind tier, const Target& target,
-                         const std::string& db) {
-  return kernel_from(Entry(entry), tier, target, db);
 }
 
 }  // namespace

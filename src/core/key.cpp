@@ -134,7 +134,8 @@ Result<KeyMaterial> KeyMaterial::parse(std::string_view text) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) break;  // decode_fields reports it
     std::string_view line = text.substr(pos, end - pos);
-    if (line.starts_with(std::string(kSourceField) + " ")) {
+    if (line.starts_with(kSourceField) && line.size() > kSourceField.size() &&
+        line[kSourceField.size()] == ' ') {
       auto size = parse_decimal(line.substr(kSourceField.size() + 1));
       std::string_view rest = text.substr(end + 1);
       if (!size || *size != rest.size()) {
