@@ -2,18 +2,19 @@
 // floor measured in the same run (docs/benchmarks.md).
 //
 // For each payload size, N distinct entries are stored three ways: in a user
-// tier (one file per entry), in a .kdb read by the system tier, and as raw
-// files holding the same bytes in the same folder layout (the floor). All
+// tier (one log per database), in a .kdb read by the system tier, and as
+// raw files holding the same bytes, one per entry (the floor). All
 // are read once so their pages sit in the OS page cache; no tier keeps
 // anything in process memory. Rounds then go through the keys in a fresh
 // shuffled order, one pass per kind, the order of kinds rotating each
 // round so that all share the machine's noise:
 //   floor   open + pread + close of the entry's bytes into a reused buffer
-//   user    UserTier::get (open, fstat, read, checksum, decode) + the key
-//           material comparison Cache does on every hit
+//   user    UserTier::get (hash lookup, pread on the open log, checksum,
+//           decode) + the key material comparison Cache does on every hit
 //   system  the same through the system tier (binary search + pread)
-//   read    Env::read_file alone, and decode: decode_entry + comparison of
-//           bytes already in memory (where the user tier's time goes)
+//   read    Env::read_file of the floor's file (what a tier with one file
+//           per entry pays to read it), and decode: decode_entry +
+//           comparison of bytes already in memory
 // A last part times Cache::get_or_compile on hits through the public API
 // (memory tier off), which adds key derivation: SHA-256 of the source and
 // of the key material.
@@ -110,7 +111,6 @@ struct Item {
   std::string material;
   std::size_t bytes = 0;   // encoded entry size
   std::string floor_path;  // raw copy of the encoded entry
-  std::string user_path;   // the user tier's entry file
 };
 
 struct TierResult {
@@ -203,7 +203,6 @@ TierResult measure_tiers(std::size_t size_index, std::size_t payload, std::size_
     const std::string hex = item.key.hex();
     const std::string shard = hex.substr(0, 2);
     item.bytes = encoded->size();
-    item.user_path = user_dir + "/" + db + ".entries/" + shard + "/" + hex;
     item.floor_path = floor_dir + "/" + shard + "/" + hex;
     check(env.create_dirs(floor_dir + "/" + shard, 0700), "create floor folder");
     check(env.write_file_atomic(item.floor_path, *encoded, /*sync=*/false), "write floor file");
@@ -215,6 +214,9 @@ TierResult measure_tiers(std::size_t size_index, std::size_t payload, std::size_
   packaged.clear();
   packaged.shrink_to_fit();
 
+  // Written back before the timing, so that no tier is read while the
+  // kernel writes its pages out.
+  ::sync();
   // Everything once, so that every page is in the page cache and every
   // first-use cost (opening the .kdb, malloc growing its arenas) is paid.
   std::vector<std::uint8_t> buffer(result.entry_bytes);
@@ -223,8 +225,8 @@ TierResult measure_tiers(std::size_t size_index, std::size_t payload, std::size_
     floor_read(item, buffer);
     tier_hit(*user, names, item);
     tier_hit(*system, names, item);
-    auto bytes = env.read_file(item.user_path);
-    if (!bytes) fail("read " + item.user_path);
+    auto bytes = env.read_file(item.floor_path);
+    if (!bytes) fail("read " + item.floor_path);
     in_memory.push_back(std::move(*bytes));
   }
 
@@ -253,9 +255,9 @@ TierResult measure_tiers(std::size_t size_index, std::size_t payload, std::size_
             break;
           case kRead: {
             const auto start = Clock::now();
-            auto bytes = env.read_file(item.user_path);
+            auto bytes = env.read_file(item.floor_path);
             const auto end = Clock::now();
-            if (!bytes) fail("read " + item.user_path);
+            if (!bytes) fail("read " + item.floor_path);
             micros = micros_since(start, end);
             break;
           }
@@ -427,8 +429,9 @@ int run(int argc, char** argv) {
                 ratio(t.system.median, t.floor.median).c_str());
   }
   std::printf(
-      "\n### Where a user-tier hit goes (median / p90, microseconds)\n\n"
-      "| payload | Env::read_file (open+fstat+alloc+pread+close) | decode_entry + material "
+      "\n### Parts of a hit (median / p90, microseconds)\n\n"
+      "| payload | Env::read_file of one file (open+fstat+alloc+pread+close) | decode_entry + "
+      "material "
       "compare, bytes in memory | key material bytes |\n"
       "|---|---|---|---|\n");
   for (const auto& t : tiers) {

@@ -7,9 +7,9 @@ packages=(
   # build
   cmake ninja-build g++ pkg-config ccache clang-format
   # library dependencies
-  libsqlite3-dev libzstd-dev libxxhash-dev libssl-dev libfmt-dev
+  libzstd-dev libxxhash-dev libssl-dev libfmt-dev
   # tool, tests, benchmarks
-  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 sqlite3
+  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3
   # fuzzing (tests/fuzz): clang with its libFuzzer and sanitizer runtimes
   clang-14 libclang-rt-14-dev
   # OpenCL: headers for the build, the ICD loader and PoCL (a CPU platform) to run

@@ -6,7 +6,8 @@
 //                                      export the user database to D/system/
 //   cuda_load_bench measure  --dir D --mode M --set S   M: floor | user | system | ptx,
 //                                      or, parts of kcache's time: key | fetch |
-//                                      fetch_system | split (key and fetch* need no GPU)
+//                                      fetch_system | split (key and fetch* need no GPU),
+//                                      or paired_user | paired_system [--parity P]
 //   cuda_load_bench prepare  --dir D --target sm_90_132   the same without a GPU
 //   cuda_load_bench nvrtc    --dir D --set S            NVRTC compile only
 //
@@ -20,6 +21,12 @@
 // cuModuleLoadData + cuModuleGetFunction from bytes already in memory; for
 // kcache, ModuleLoader::get_function (key, tier read and check, load); for
 // `ptx`, cuModuleLoadData of PTX (the driver's JIT cache decides the cost).
+//
+// paired_*: the floor and kcache in one process, kernel by kernel in turn
+// (kernel i by the floor when i + P is even, by kcache otherwise), printing
+// "pfloor_<tier>" and "pkcache_<tier>" lines. Processes on these hosts come
+// in fast and slow kinds (module loads ~30 or ~38 us for the same cubin,
+// pinned to one CPU); a ratio taken within one process cancels that.
 #include <kcache/cache.h>
 #include <kcache/cuda.h>
 
@@ -369,7 +376,9 @@ std::vector<std::uint8_t> read_bytes(const fs::path& path) {
   return bytes;
 }
 
-int measure(const fs::path& dir, const std::string& mode, const std::string& set) {
+int paired(const fs::path& dir, const std::string& mode, const std::string& set, int parity);
+
+int measure(const fs::path& dir, const std::string& mode, const std::string& set, int parity) {
   Driver driver;
   const bool no_gpu = mode == "fetch" || mode == "fetch_system" || mode == "key";
   if (!no_gpu) {  // the lookup alone runs without a GPU, too
@@ -481,6 +490,7 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
     }
     return 0;
   }
+  if (mode == "paired_user" || mode == "paired_system") return paired(dir, mode, set, parity);
   if (mode != "user" && mode != "system") die("unknown mode " + mode);
   auto setup_start = Clock::now();
   // user: the user cache of `prepare`, no packages; system: an empty user
@@ -506,6 +516,49 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
           " tier, not " + mode);
     }
     std::printf("%s %s %s %.2f\n", mode.c_str(), set.c_str(), kernels[i].id.c_str(), us);
+  }
+  return 0;
+}
+
+int paired(const fs::path& dir, const std::string& mode, const std::string& set, int parity) {
+  Driver driver;
+  driver.load();
+  driver.make_context();
+  const bool user = mode == "paired_user";
+  const std::string tier = user ? "user" : "system";
+  auto kernels = read_kernels(dir, set);
+  std::vector<std::vector<std::uint8_t>> images;
+  std::vector<std::string> symbols;
+  for (const auto& k : kernels) {
+    images.push_back(read_bytes(dir / "raw" / (k.id + ".cubin")));
+    symbols.push_back(read_text(dir / "raw" / (k.id + ".lowered")));
+  }
+  KcacheSetup kc = user ? open_kcache(dir / "cache", dir / "no-system")
+                        : open_kcache(dir / "empty-user", dir / "system");
+  auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, *kc.compiler);
+  if (!loader) die(loader.status().message());
+  std::vector<kcache::KernelRequest> requests;
+  for (const auto& k : kernels) requests.push_back(request_for(k, kcache::Target{}));
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const bool floor = (i + static_cast<std::size_t>(parity)) % 2 == 0;
+    auto start = Clock::now();
+    if (floor) {
+      void* module = nullptr;
+      void* function = nullptr;
+      driver.check(driver.ModuleLoadData(&module, images[i].data()), "cuModuleLoadData");
+      driver.check(driver.ModuleGetFunction(&function, module, symbols[i].c_str()),
+                   "cuModuleGetFunction");
+    } else {
+      auto loaded = (*loader)->get_function(requests[i], kernels[i].names[0]);
+      if (!loaded) die(kernels[i].id + ": " + loaded.status().message());
+      if (std::string(kcache::tier_name(loaded->tier)) != tier) {
+        die(kernels[i].id + " came from the " + std::string(kcache::tier_name(loaded->tier)) +
+            " tier, not " + tier);
+      }
+    }
+    const double us = micros_since(start);
+    std::printf("%s_%s %s %s %.2f\n", floor ? "pfloor" : "pkcache", tier.c_str(), set.c_str(),
+                kernels[i].id.c_str(), us);
   }
   return 0;
 }
@@ -544,7 +597,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "prepare") return prepare(dir, args["--target"]);
-  if (command == "measure") return measure(dir, args["--mode"], args["--set"]);
+  if (command == "measure") {
+    return measure(dir, args["--mode"], args["--set"],
+                   args.contains("--parity") ? std::stoi(args["--parity"]) : 0);
+  }
   if (command == "nvrtc")
     return nvrtc_only(dir, args["--set"], args.contains("--arch") ? args["--arch"] : "sm_90");
   die("unknown command " + command);

@@ -17,6 +17,12 @@ kernels of a set. Phases:
   NVRTC warm     NVRTC compile again with the driver's cache warm (2nd process)
   kcache parts   key derivation alone, and the user/system lookup alone (no load),
                  each in its own process: where kcache's time over the floor goes
+  paired         the floor and kcache in one process, kernel by kernel in turn
+                 (the roles swap every repeat); the ratio of kcache's median to the
+                 floor's median in that process, then the median over processes.
+                 Processes on these hosts come in fast and slow kinds; a ratio
+                 within one process cancels that, where separate processes for
+                 the floor and kcache can land on different kinds.
 """
 import argparse
 import os
@@ -29,6 +35,27 @@ import time
 
 
 LIB_PATH = None  # LD_LIBRARY_PATH for kcache's programs only (not Python's)
+CPU = None  # the one CPU every measured process runs on (None: not pinned)
+
+
+def gpu_local_cpu():
+    """A CPU next to GPU 0 (its PCI device's local_cpulist), not CPU 0 (which
+    takes more interrupts); None when it cannot be found."""
+    try:
+        bus = subprocess.run(["nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader",
+                              "-i", "0"], capture_output=True, text=True, check=True).stdout
+        bus = bus.strip().lower()
+        domain, rest = bus.split(":", 1)
+        path = pathlib.Path(f"/sys/bus/pci/devices/{domain[-4:]}:{rest}/local_cpulist")
+        cpus = []
+        for part in path.read_text().strip().split(","):
+            lo, _, hi = part.partition("-")
+            cpus.extend(range(int(lo), int(hi or lo) + 1))
+        allowed = os.sched_getaffinity(0)
+        cpus = [c for c in cpus if c in allowed]
+        return next((c for c in cpus if c != 0), cpus[0] if cpus else None)
+    except (OSError, ValueError, subprocess.CalledProcessError, IndexError):
+        return None
 
 
 def run(cmd, env_extra=None, unset=()):
@@ -39,7 +66,8 @@ def run(cmd, env_extra=None, unset=()):
         env.pop(name, None)
     env.update(env_extra or {})
     started = time.time()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    pin = (lambda: os.sched_setaffinity(0, {CPU})) if CPU is not None else None
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=pin)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout + proc.stderr)
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, cmd))}")
@@ -68,9 +96,16 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--skip-cupy", action="store_true")
     parser.add_argument("--lib-path", help="LD_LIBRARY_PATH for the benchmark binary only")
+    parser.add_argument("--cpu", default="auto",
+                        help="run every process on this CPU ('auto': one next to the GPU; "
+                             "'none': not pinned), so that all modes run alike")
     args = parser.parse_args()
-    global LIB_PATH
+    global LIB_PATH, CPU
     LIB_PATH = args.lib_path
+    CPU = (gpu_local_cpu() if args.cpu == "auto" else None if args.cpu == "none"
+           else int(args.cpu))
+    print(f"processes pinned to CPU {CPU}" if CPU is not None else "processes not pinned",
+          file=sys.stderr)
     bench = str(pathlib.Path(args.bench).resolve())
     work = pathlib.Path(args.work).resolve()
     if work.exists():
@@ -113,6 +148,7 @@ def main():
     # modes run in a different order in every repeat, so that no mode is
     # always measured first or last.
     modes = ["floor", "user", "system"]
+    paired = {}  # (tier, set) -> [ratio of one process]
     for repeat in range(args.repeats):
         for s in sets:
             order = modes[repeat % 3:] + modes[:repeat % 3]
@@ -124,6 +160,18 @@ def main():
                 for line in out.splitlines():
                     if line.startswith("setup "):
                         setup.setdefault(mode, []).append(float(line.split()[2]))
+            for tier in ("user", "system"):
+                out = run([bench, "measure", "--dir", work, "--mode", "paired_" + tier,
+                           "--set", s, "--parity", str(repeat % 2)])
+                times = {"pfloor": [], "pkcache": []}
+                for index, line in enumerate(out.splitlines()):
+                    parts = line.split()
+                    # The first two loads of a process run on cold code: left out.
+                    if len(parts) == 4 and index >= 2:
+                        times[parts[0].split("_")[0]].append(float(parts[3]))
+                if times["pfloor"] and times["pkcache"]:
+                    paired.setdefault((tier, s), []).append(
+                        statistics.median(times["pkcache"]) / statistics.median(times["pfloor"]))
             add(parse(run([bench, "measure", "--dir", work, "--mode", "ptx", "--set", s], jit,
                           unset=["CUDA_CACHE_DISABLE"]), {"ptx"}))
             for part in ("key", "fetch", "fetch_system", "split"):  # where kcache's time goes
@@ -176,7 +224,8 @@ def main():
     lines = [f"Target {target}; {args.small} small kernels (cubin "
              f"{min(sizes.get('small', [0]))}–{max(sizes.get('small', [0]))} B), {args.big} big "
              f"modules of 9 instantiations (cubin {min(sizes.get('big', [0]))}–"
-             f"{max(sizes.get('big', [0]))} B); {args.repeats} fresh processes per warm phase; "
+             f"{max(sizes.get('big', [0]))} B); {args.repeats} fresh processes per warm phase"
+             f" ({'all on CPU ' + str(CPU) if CPU is not None else 'not pinned'}); "
              "median over kernels of the per-kernel median.", "",
              "| per kernel | small | big | small / floor | big / floor |",
              "|---|---|---|---|---|"]
@@ -208,6 +257,14 @@ def main():
             targets.append(f"kcache {mode} / floor, {s}: {r:.2f}× "
                            f"({'met' if r is not None and r <= 1.25 else 'NOT met'}, target ≤ 1.25×;"
                            f" single repeats {min(spread):.2f}–{max(spread):.2f}×)")
+    for s in sets:
+        for tier in ("user", "system"):
+            ratios = paired.get((tier, s), [])
+            if ratios:
+                r = statistics.median(ratios)
+                targets.append(f"paired (same process), kcache {tier} / floor, {s}: {r:.2f}× "
+                               f"({'met' if r <= 1.25 else 'NOT met'}, target ≤ 1.25×; "
+                               f"{len(ratios)} processes, {min(ratios):.2f}–{max(ratios):.2f}×)")
     lines += ["", *targets]
     text = "\n".join(lines)
     print(text)

@@ -138,7 +138,7 @@ class Cache::Impl final : public TierEvents {
     log_.warn_once("Integrity:" + where, "Integrity",
                    "Bad " + std::string(tier) + " cache file " + where + " (" + problem.message() +
                        "); it is not used" +
-                       (tier == "user" ? " (moved to quarantine); what it held is rebuilt" : ""));
+                       (tier == "user" ? " (kept in quarantine/); what it held is compiled again" : ""));
   }
 
   Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& requested,

@@ -1,7 +1,7 @@
 // The seam under every side effect kcache has on the machine: environment
 // variables, the file system and the clock. `Env::posix()` is the real one;
 // tests wrap it to inject ENOSPC, EIO, EACCES and torn writes
-// (tests/fakes/fault_env.h). SQLite does its own I/O and is not behind it.
+// (tests/fakes/fault_env.h).
 //
 // All methods are thread-safe and never throw. File errors carry errno's
 // text and the path.
@@ -45,6 +45,37 @@ class WritableFile {
   virtual Status close() = 0;
 };
 
+// Which file a path named when it was opened or looked at (st_dev,
+// st_ino): a path that now names another file was replaced or removed.
+struct FileId {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+// A file read and written at positions (Env::open_file): the user tier's
+// logs. Its size is asked anew each time: other processes append to it.
+class File {
+ public:
+  virtual ~File() = default;
+  [[nodiscard]] virtual Result<std::uint64_t> size() const = 0;
+  [[nodiscard]] virtual FileId id() const = 0;
+  // Reads exactly out.size() bytes at `offset`; kCorruption when the file
+  // ends first.
+  virtual Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const = 0;
+  // Writes all of `data` at `offset`.
+  virtual Status write_at(std::uint64_t offset, std::span<const std::uint8_t> data) = 0;
+  virtual Status truncate(std::uint64_t size) = 0;
+  // fdatasync: the bytes written are on the disk.
+  virtual Status sync() = 0;
+};
+
+enum class OpenMode {
+  kRead,       // read only
+  kReadWrite,  // read and write an existing file
+  kCreate,     // read and write, created with the given mode when missing
+};
+
 // A folder held open (Env::open_directory): its files are opened relative
 // to it, which skips walking the folder's own path on every read. A folder
 // removed or renamed after it was opened keeps being the one read.
@@ -64,6 +95,7 @@ struct FileInfo {
   uid_t owner = 0;
   std::uint64_t size = 0;
   std::int64_t modified_unix = 0;
+  FileId id;
 };
 
 // The kind of file system a path is on, as far as a cache cares: a network
@@ -110,6 +142,10 @@ class Env {
   // wrapper that faults read_file faults these reads too; the POSIX Env
   // holds a descriptor of the folder.
   virtual Result<std::unique_ptr<Directory>> open_directory(const std::string& path) const;
+  // `path` opened for positioned reads and writes. A path that is not a
+  // regular file is kIoError; a missing one kNotFound (unless kCreate).
+  virtual Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
+                                                  mode_t create_mode = 0600) = 0;
   // Creates `path`, which must not exist, for writing, with `mode`.
   virtual Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
                                                                   mode_t mode) = 0;
@@ -168,6 +204,10 @@ class EnvWrapper : public Env {
   Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
                                                           mode_t mode) override {
     return target_.new_writable_file(path, mode);
+  }
+  Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
+                                          mode_t create_mode) override {
+    return target_.open_file(path, mode, create_mode);
   }
   // Neither open_directory nor write_file_atomic is forwarded: Env's run on
   // this wrapper's read_file, and on its new_writable_file, rename and

@@ -77,6 +77,50 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   std::string path_;
 };
 
+class PosixFile final : public File {
+ public:
+  PosixFile(int fd, FileId id, std::string path) : fd_(fd), id_(id), path_(std::move(path)) {}
+  Result<std::uint64_t> size() const override {
+    struct stat st;
+    if (::fstat(fd_.get(), &st) != 0) return errno_status("cannot stat", path_, errno);
+    return static_cast<std::uint64_t>(st.st_size);
+  }
+  FileId id() const override { return id_; }
+  Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
+    return pread_fully(fd_.get(), offset, out, [this]() -> const std::string& { return path_; });
+  }
+  Status write_at(std::uint64_t offset, std::span<const std::uint8_t> data) override {
+    std::size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::pwrite(fd_.get(), data.data() + done, data.size() - done,
+                           static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_status("cannot write", path_, errno);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    return Status::ok();
+  }
+  Status truncate(std::uint64_t size) override {
+    while (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) {
+      if (errno != EINTR) return errno_status("cannot truncate", path_, errno);
+    }
+    return Status::ok();
+  }
+  Status sync() override {
+    while (::fdatasync(fd_.get()) != 0) {
+      if (errno != EINTR) return errno_status("cannot sync", path_, errno);
+    }
+    return Status::ok();
+  }
+
+ private:
+  FileDescriptor fd_;
+  FileId id_;
+  std::string path_;
+};
+
 // The whole of the open file `fd`; `path` names it in errors (built only
 // then: on a hit this runs for every request).
 template <typename PathOf>
@@ -239,6 +283,20 @@ class PosixEnv final : public Env {
         fd.release(), static_cast<std::uint64_t>(st.st_size), path));
   }
 
+  Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
+                                          mode_t create_mode) override {
+    // O_NONBLOCK: a fifo in the file's place must not hang the open.
+    int flags = O_CLOEXEC | O_NONBLOCK | (mode == OpenMode::kRead ? O_RDONLY : O_RDWR);
+    if (mode == OpenMode::kCreate) flags |= O_CREAT;
+    FileDescriptor fd(::open(path.c_str(), flags, create_mode));
+    if (fd.get() < 0) return errno_status("cannot open", path, errno);
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return errno_status("cannot stat", path, errno);
+    if (!S_ISREG(st.st_mode)) return Status::io_error(path + " is not a regular file");
+    FileId id{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+    return std::unique_ptr<File>(std::make_unique<PosixFile>(fd.release(), id, path));
+  }
+
   Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
                                                           mode_t mode) override {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
@@ -339,6 +397,7 @@ class PosixEnv final : public Env {
     info.owner = st.st_uid;
     info.size = static_cast<std::uint64_t>(st.st_size);
     info.modified_unix = st.st_mtim.tv_sec;
+    info.id = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
     return info;
   }
 

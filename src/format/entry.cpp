@@ -65,10 +65,9 @@ Result<std::vector<std::uint8_t>> encode_entry(const Entry& entry, Compression c
   return out;
 }
 
-Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key) {
-  const std::uint8_t* h = bytes.data.get();
-  const std::size_t size = bytes.size;
-  if (size < kEntryHeaderSize) return Status::corruption("entry shorter than its header");
+Result<std::uint64_t> entry_size(std::span<const std::uint8_t> header) {
+  const std::uint8_t* h = header.data();
+  if (header.size() < kEntryHeaderSize) return Status::corruption("entry shorter than its header");
   if (std::memcmp(h, kMagic, 4) != 0) return Status::corruption("not a kcache entry (bad magic)");
   if (le::get_u16(h + 4) != kEntryFormatVersion) {
     return Status::corruption("unknown entry format version " + std::to_string(le::get_u16(h + 4)));
@@ -88,9 +87,22 @@ Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key
       (compression == Compression::kNone && stored_size != payload_size)) {
     return Status::corruption("entry sizes out of range");
   }
-  if (kEntryHeaderSize + material_size + metadata_size + stored_size != size) {
+  return kEntryHeaderSize + material_size + metadata_size + stored_size;
+}
+
+Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key) {
+  const std::uint8_t* h = bytes.data.get();
+  const std::size_t size = bytes.size;
+  auto expected_size = entry_size(bytes.span());
+  if (!expected_size) return expected_size.status();
+  if (*expected_size != size) {
     return Status::corruption("entry size does not match its header (truncated or padded)");
   }
+  const auto compression = static_cast<Compression>(h[6]);
+  const std::uint64_t material_size = le::get_u32(h + 48);
+  const std::uint64_t metadata_size = le::get_u32(h + 52);
+  const std::uint64_t stored_size = le::get_u32(h + 56);
+  const std::uint64_t payload_size = le::get_u64(h + 64);
 
   Checksummer checksum;
   checksum.update({h, kChecksumOffset});

@@ -44,6 +44,11 @@ struct Entry {
 // kInvalidArgument when a part exceeds its limit.
 Result<std::vector<std::uint8_t>> encode_entry(const Entry& entry, Compression compression);
 
+// The whole size of the entry whose first kEntryHeaderSize bytes are
+// `header`, after checking what the header alone can show (magic, version,
+// flags, sizes in range); kCorruption otherwise. For scanning a log.
+Result<std::uint64_t> entry_size(std::span<const std::uint8_t> header);
+
 // Decodes and verifies `bytes[offset, offset+size)`: magic, version, sizes,
 // checksum, and that the stored key equals `expected_key` when given.
 // kCorruption on any mismatch; the message says what was wrong. The returned

@@ -19,9 +19,8 @@ expect_eq "info cache_dir origin" "env KCACHE_CUSTOM_CACHE_DIR" "$(setting "$OUT
 compile_ok --source src/add.cl
 expect_eq "tier" compiled "$TIER"
 key="$KEY"
-entry="$dir/$version/gfx906_60.entries/${key:0:2}/$key"
-[[ -f "$entry" ]] || fail "expected the entry file $entry; under $T/custom: $(find "$T/custom")"
-[[ -f "$dir/$version/gfx906_60.ukdb" ]] || fail "expected the index $dir/$version/gfx906_60.ukdb; under $T/custom: $(find "$T/custom")"
+has_entry "$dir/$version" gfx906_60 "$key" ||
+  fail "expected $key in $dir/$version/gfx906_60.ukdb; under $T/custom: $(find "$T/custom")"
 outside="$(find "$dir" -mindepth 1 -maxdepth 1 ! -name "$version")"
 [[ -z "$outside" ]] || fail "expected only the version folder in $dir, also seen: $outside"
 [[ -z "$(ls -A "$T/home")" ]] || fail "expected nothing in HOME, seen: $(find "$T/home")"
@@ -40,6 +39,6 @@ expect_eq "tier with a trailing slash" user "$TIER"
 export KCACHE_CUSTOM_CACHE_DIR="$T/other"
 compile_ok --source src/add.cl
 expect_eq "tier in another custom dir" compiled "$TIER"
-[[ -f "$T/other/$version/gfx906_60.entries/${key:0:2}/$key" ]] ||
-  fail "expected the entry file under $T/other/$version; seen: $(find "$T/other")"
+has_entry "$T/other/$version" gfx906_60 "$key" ||
+  fail "expected the entry under $T/other/$version; seen: $(find "$T/other")"
 pass

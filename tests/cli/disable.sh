@@ -53,6 +53,6 @@ for value in 0 false FALSE no No off OFF Off; do
   expect_eq "KCACHE_DISABLE_CACHE=$value: cache_enabled" true "$ENABLED"
   compile_ok --source src/add.cl
   expect_eq "KCACHE_DISABLE_CACHE=$value, second compile: tier" user "$TIER"
-  [[ -n "$(entry_files "$T/cache-$value")" ]] || fail "KCACHE_DISABLE_CACHE=$value: expected an entry file under $T/cache-$value"
+  [[ -n "$(entry_keys "$T/cache-$value")" ]] || fail "KCACHE_DISABLE_CACHE=$value: expected an entry under $T/cache-$value"
 done
 pass

@@ -281,10 +281,37 @@ snapshot() {
   find "$1" -printf '%P|%y|%m|%s|%T@|%C@\n' | LC_ALL=C sort
 }
 
-# entry_files DIR: the entry files under a user dir, one a line, sorted.
-entry_files() {
+# entry_keys DIR: "<db> <key>" for every entry present in the user-tier
+# logs (<db>.ukdb) under DIR, one a line, sorted. Reads the logs as
+# docs/formats.md §3 describes them (records back to back from byte 64,
+# 8-aligned; a removal hides its key), independently of kcache's code.
+entry_keys() {
   [[ -d "$1" ]] || return 0
-  find "$1" -path '*.entries/*' -type f | LC_ALL=C sort
+  find "$1" -name '*.ukdb' -type f -print0 | xargs -0 -r python3 -c '
+import os, struct, sys
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    db = os.path.basename(path)[: -len(".ukdb")]
+    present, at = {}, 64
+    while at + 4 <= len(data):
+        magic = data[at:at + 4]
+        if magic == b"KCEN" and at + 88 <= len(data):
+            m, t, s = struct.unpack_from("<III", data, at + 48)
+            present[data[at + 16:at + 32].hex()] = True
+            at += (88 + m + t + s + 7) // 8 * 8
+        elif magic == b"KCRM":
+            present.pop(data[at + 8:at + 24].hex(), None)
+            at += 32
+        else:
+            break
+    for key in present:
+        print(db, key)
+' | LC_ALL=C sort
+}
+
+# has_entry DIR DB KEY: whether the user dir DIR holds KEY in database DB.
+has_entry() {
+  grep -qx "$2 $3" <<<"$(entry_keys "$1")"
 }
 
 # warnings TEXT: the "kcache: Warning" lines of TEXT, but for the missing

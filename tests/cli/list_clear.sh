@@ -53,7 +53,7 @@ expect_contains "kcache clear" "removed 3 entries" "$OUT"
 run list
 expect_rc 0
 expect_contains "kcache list after clear" "0 entries" "$OUT"
-expect_eq "entry files after clear" "" "$(entry_files "$T/cache")"
+expect_eq "entries in the logs after clear" "" "$(entry_keys "$T/cache")"
 compile_ok --source src/add.cl
 expect_eq "compile after clear: tier" compiled "$TIER"
 compile_ok --source src/add.cl

@@ -25,10 +25,10 @@ expect_eq "bytes of the hit" "$size" "$BYTES"
 cmp -s src/add.cl out/first.bin || fail "--output of the miss differs from the compiler's output (the source)"
 cmp -s out/first.bin out/second.bin || fail "--output of the hit differs from the miss's"
 
-# The entry is where the contract says: <dir>/<version>/<db>.entries/<k0k1>/<key>.
+# The entry is where the contract says: in the log <dir>/<version>/<db>.ukdb.
 version="$(kcache_version)"
-[[ -f "$T/cache/$version/gfx906_60.entries/${key:0:2}/$key" ]] ||
-  fail "expected the entry file $T/cache/$version/gfx906_60.entries/${key:0:2}/$key; the cache holds: $(find "$T/cache" -type f)"
+has_entry "$T/cache/$version" gfx906_60 "$key" ||
+  fail "expected $key in $T/cache/$version/gfx906_60.ukdb; the cache holds: $(find "$T/cache" -type f) with $(entry_keys "$T/cache")"
 
 # Another source is another key, and a miss.
 compile_ok --source src/mul.cl

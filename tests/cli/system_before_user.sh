@@ -25,7 +25,7 @@ expect_eq "key of the system hit" "$key" "$KEY"
 expect_eq "db of the system hit" gfx906_60 "$DB"
 cmp -s out/compiled.bin out/system.bin || fail "the system hit's binary differs from the compiled one"
 expect_not_contains "stderr of a system hit" "Missing system database" "$ERR"
-[[ -n "$(entry_files "$T/cache")" ]] || fail "the user tier lost its entry"
+[[ -n "$(entry_keys "$T/cache")" ]] || fail "the user tier lost its entry"
 
 # Only the arch-wide database: still found.
 mv "$T/sys/gfx906_60.kdb" "$T/sys/gfx906.kdb"

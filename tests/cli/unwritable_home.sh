@@ -27,7 +27,7 @@ for i in 1 2; do
   bad="$(grep -v '^kcache: ' <<<"$ERR")"
   [[ -z "$bad" ]] || fail "compile $i: every stderr line should start with 'kcache: ', these do not: $bad"
 done
-[[ -f "$fallback/$version/gfx906_60.entries/${KEY:0:2}/$KEY" ]] || fail "expected the entry in $fallback; seen: $(find "$TMPDIR")"
+has_entry "$fallback/$version" gfx906_60 "$KEY" || fail "expected the entry in $fallback; seen: $(find "$TMPDIR")"
 expect_eq "mode of $fallback" 700 "$(stat -c %a "$fallback")"
 
 run info --json

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kcache verify finds a corrupt entry (exit 1, names it); verify --repair
-# moves it to <dir>/<version>/quarantine/ (exit 0); the next compile of that
-# request recompiles. A stale temporary file is reported and removed.
-# (Damaged indexes: index_damage.sh; damaged .kdb files: bad_kdb.sh.)
+# copies it to <dir>/<version>/quarantine/ and rewrites the log without it
+# (exit 0); the next compile of that request recompiles. A stale temporary
+# file is reported and removed. (Other damage to the log and its hint:
+# log_damage.sh; damaged .kdb files: bad_kdb.sh.)
 source "$(dirname "$0")/lib.sh"
 fresh_env
 require_enabled_build
@@ -16,8 +17,8 @@ compile_ok --source src/add.cl --output out/good.bin
 key="$KEY"
 compile_ok --source src/mul.cl
 other="$KEY"
-entry="$udir/gfx906_60.entries/${key:0:2}/$key"
-[[ -f "$entry" ]] || fail "expected the entry file $entry; seen: $(find "$udir")"
+log="$udir/gfx906_60.ukdb"
+has_entry "$udir" gfx906_60 "$key" || fail "expected $key in $log; seen: $(find "$udir")"
 
 run verify
 expect_rc 0
@@ -27,20 +28,25 @@ expect_eq "verify --json: ok" true "$(json_get "$OUT" ok)"
 expect_eq "verify --json: entries_checked" 2 "$(json_get "$OUT" entries_checked)"
 expect_eq "verify --json: entries_ok" 2 "$(json_get "$OUT" entries_ok)"
 
-# Flip one byte in the middle of the entry.
-python3 - "$entry" <<'PY' || fail "could not flip a byte in $entry"
-import os, sys
-path = sys.argv[1]
-mode = os.stat(path).st_mode
-os.chmod(path, mode | 0o200)
-with open(path, "r+b") as f:
-    data = bytearray(f.read())
-    i = len(data) // 2
-    data[i] ^= 0x5A
-    f.seek(0)
-    f.write(data)
-os.chmod(path, mode)
+# damage_entry KEY: flips one byte in the middle of KEY's record in the log.
+damage_entry() {
+  python3 - "$log" "$1" <<'PY' || fail "could not damage $1 in $log"
+import struct, sys
+path, key = sys.argv[1], bytes.fromhex(sys.argv[2])
+data = bytearray(open(path, "rb").read())
+at, found = 64, None
+while at + 88 <= len(data) and data[at:at + 4] == b"KCEN":
+    m, t, s = struct.unpack_from("<III", data, at + 48)
+    size = 88 + m + t + s
+    if data[at + 16:at + 32] == key:
+        found = (at, size)
+    at += (size + 7) // 8 * 8
+assert found, "no record of that key"
+data[found[0] + found[1] // 2] ^= 0x5A
+open(path, "wb").write(data)
 PY
+}
+damage_entry "$key"
 
 run verify
 expect_rc 1
@@ -50,14 +56,15 @@ run verify --json
 expect_rc 1
 expect_eq "verify --json: ok" false "$(json_get "$OUT" ok)"
 expect_eq "verify --json: problems" 1 "$(json_py "$OUT" 'len(d["problems"])')"
-expect_contains "verify --json: the problem's path" "$key" "$(json_get "$OUT" problems.0.path)"
+expect_contains "verify --json: the problem's path" "$log" "$(json_get "$OUT" problems.0.path)"
+expect_contains "verify --json: the problem names the entry" "$key" "$(json_get "$OUT" problems.0.problem)"
 expect_eq "verify --json: repaired" false "$(json_get "$OUT" problems.0.repaired)"
-[[ -f "$entry" ]] || fail "verify without --repair moved $entry"
+[[ ! -e "$udir/quarantine" ]] || fail "verify without --repair changed something: $(ls "$udir/quarantine")"
 
 run verify --repair
 expect_rc 0
 expect_contains "kcache verify --repair names the entry" "$key" "$OUT"
-[[ ! -e "$entry" ]] || fail "verify --repair left the corrupt entry in place: $entry"
+! has_entry "$udir" gfx906_60 "$key" || fail "verify --repair left the corrupt entry in $log"
 quarantined="$(find "$udir/quarantine" -type f 2>/dev/null)"
 [[ -n "$quarantined" ]] || fail "expected the corrupt entry in $udir/quarantine/; $udir holds: $(find "$udir")"
 grep -q "$key" <<<"$quarantined" || fail "expected a quarantined file named after $key, seen: $quarantined"
@@ -77,8 +84,7 @@ compile_ok --source src/mul.cl
 expect_eq "the untouched entry: tier" user "$TIER"
 
 # A corrupt entry met by a lookup (no verify first) is a miss, never served.
-entry2="$udir/gfx906_60.entries/${other:0:2}/$other"
-printf 'garbage' | dd of="$entry2" bs=1 seek=100 conv=notrunc status=none || fail "could not corrupt $entry2"
+damage_entry "$other"
 compile_ok --source src/mul.cl --output out/mul.bin
 expect_eq "lookup of a corrupt entry: tier" compiled "$TIER"
 cmp -s src/mul.cl out/mul.bin || fail "a corrupt entry was served"
@@ -89,7 +95,7 @@ expect_rc 0
 
 # A temporary file a killed writer left: never read as an entry; verify
 # reports it once it is an hour old, --repair removes it.
-temp="$entry2.tmp.4242.0.17"
+temp="$log.tmp.4242.0.17"
 printf 'half an entry' >"$temp"
 run verify
 expect_rc 0

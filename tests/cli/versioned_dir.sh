@@ -31,8 +31,8 @@ expect_eq "info log_level origin" default "$(setting "$info" log_level origin)"
 compile_ok --source src/add.cl
 expect_eq "tier" compiled "$TIER"
 key="$KEY"
-entry="$HOME/.cache/kcache/$version/gfx906_60.entries/${key:0:2}/$key"
-[[ -f "$entry" ]] || fail "expected the entry file $entry; HOME holds: $(find "$HOME")"
+has_entry "$HOME/.cache/kcache/$version" gfx906_60 "$key" ||
+  fail "expected $key in $HOME/.cache/kcache/$version/gfx906_60.ukdb; HOME holds: $(find "$HOME")"
 others="$(find "$HOME/.cache/kcache" -mindepth 1 -maxdepth 1 ! -name "$version")"
 [[ -z "$others" ]] || fail "expected only the version folder in $HOME/.cache/kcache, also seen: $others"
 compile_ok --source src/add.cl
@@ -48,8 +48,8 @@ expect_eq "cache_dir value with XDG_CACHE_HOME" "$T/xdg/kcache" "$(setting "$OUT
 expect_eq "cache_dir origin with XDG_CACHE_HOME" "env XDG_CACHE_HOME" "$(setting "$OUT" cache_dir origin)"
 compile_ok --source src/add.cl
 expect_eq "tier with XDG_CACHE_HOME (a new, empty dir)" compiled "$TIER"
-[[ -f "$T/xdg/kcache/$version/gfx906_60.entries/${key:0:2}/$key" ]] ||
-  fail "expected the entry file under $T/xdg/kcache/$version; seen: $(find "$T/xdg" 2>&1)"
+has_entry "$T/xdg/kcache/$version" gfx906_60 "$key" ||
+  fail "expected the entry under $T/xdg/kcache/$version; seen: $(find "$T/xdg" 2>&1)"
 compile_ok --source src/add.cl
 expect_eq "second compile with XDG_CACHE_HOME: tier" user "$TIER"
 expect_eq "HOME while XDG_CACHE_HOME is set (nothing written there)" "$home_before" "$(snapshot "$HOME")"

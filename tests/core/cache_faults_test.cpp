@@ -100,33 +100,40 @@ class CacheFaultTest : public testing::CacheFixture {
   }
 
   std::string user_dir() const { return dir / ("cache/" KCACHE_VERSION_STRING); }
-  void unreadable_entry_is_compiled_again(int err);
+  void unreadable_log_is_compiled_again(int err);
 };
 
-// ENOSPC after a part of an entry was written, fsync failing, rename
-// failing: one warning, the kernels are served, the temporary files are
-// gone, and the next process compiles (nothing was half-stored).
+// A failed write of the log (creating it, or appending an entry): ENOSPC
+// after a part was written, fsync, close or rename failing, a quota: one
+// warning, the kernels are served, no temporary file is left, an append
+// is cut off again (the log is as it was), and the next process compiles.
 TEST_F(CacheFaultTest, FailedEntryWritesLeaveNothingBehind) {
   struct Case {
     FaultOp op;
     int err;
     std::uint64_t after_bytes;
     std::string expected;
+    bool log_exists;  // the fault meets an append, not the log's creation
   };
   int round = 0;
-  for (const Case& c :
-       {Case{FaultOp::kWrite, ENOSPC, 4096, "No space left on device"},
-        Case{FaultOp::kWrite, ENOSPC, 0, "No space left on device"},
-        Case{FaultOp::kSync, EIO, 0, "cannot sync"}, Case{FaultOp::kClose, EIO, 0, "cannot close"},
-        Case{FaultOp::kRename, EIO, 0, "cannot rename"},
-        Case{FaultOp::kCreate, EDQUOT, 0, "quota exceeded"}}) {
-    SCOPED_TRACE(c.expected);
+  for (const Case& c : {Case{FaultOp::kWrite, ENOSPC, 4096, "No space left on device", true},
+                        Case{FaultOp::kWrite, ENOSPC, 0, "No space left on device", true},
+                        Case{FaultOp::kSync, EIO, 0, "cannot sync", true},
+                        Case{FaultOp::kWrite, ENOSPC, 10, "No space left on device", false},
+                        Case{FaultOp::kSync, EIO, 0, "cannot sync", false},
+                        Case{FaultOp::kClose, EIO, 0, "cannot close", false},
+                        Case{FaultOp::kRename, EIO, 0, "cannot rename", false},
+                        Case{FaultOp::kCreate, EDQUOT, 0, "quota exceeded", false}}) {
+    SCOPED_TRACE(c.expected + (c.log_exists ? " (append)" : " (creation)"));
     // A folder per round: warnings are once per process and folder.
     const std::string cache_dir = dir / ("cache" + std::to_string(++round));
+    const std::string log_file = cache_dir + "/" KCACHE_VERSION_STRING "/gfx906_60.ukdb";
     env.vars["KCACHE_CUSTOM_CACHE_DIR"] = cache_dir;
-    log.clear();
     env.clear_faults();
-    env.inject(c.op, ".entries/", c.err, c.after_bytes);
+    if (c.log_exists) expect_kernels({"seed"}, TierKind::kCompiled);
+    const auto size_before = c.log_exists ? std::filesystem::file_size(log_file) : 0;
+    log.clear();
+    env.inject(c.op, ".ukdb", c.err, c.after_bytes);
     {
       auto cache = open();
       for (const char* source : {"a", "b", "c"}) {
@@ -142,10 +149,18 @@ TEST_F(CacheFaultTest, FailedEntryWritesLeaveNothingBehind) {
         << warning;
     EXPECT_NE(warning.find(c.expected), std::string::npos) << warning;
     EXPECT_TRUE(leftovers(cache_dir).empty()) << ::testing::PrintToString(leftovers(cache_dir));
+    if (c.log_exists) {
+      EXPECT_EQ(std::filesystem::file_size(log_file), size_before);
+    } else {
+      EXPECT_FALSE(std::filesystem::exists(log_file));
+    }
     EXPECT_GE(env.faults_met(), 3);
     env.clear_faults();
     expect_kernels({"a", "b"}, TierKind::kCompiled);
     expect_kernels({"a", "b"}, TierKind::kUser);
+    auto report = open()->verify(false);
+    ASSERT_TRUE(report.is_ok());
+    EXPECT_TRUE(report->problems.empty()) << report->problems[0].problem;
   }
 }
 
@@ -163,30 +178,32 @@ TEST_F(CacheFaultTest, ReadOnlyFileSystemServesHitsAndCompilesMisses) {
   EXPECT_EQ(snapshot(dir / "cache"), before);
 }
 
-// EACCES on opening one entry, EIO on reading it: one warning naming the
-// file, the kernel is compiled and served, and the entry is replaced.
-// (Warnings are once per process; ctest runs each test in its own.)
-void CacheFaultTest::unreadable_entry_is_compiled_again(int err) {
+// EACCES on opening the log: a miss, and the write after the compile
+// reports it (one cause, one warning). EIO on reading it: one warning, the
+// kernel is compiled, served and stored again. Either way the warning
+// names the file. (Warnings are once per process; ctest runs each test in
+// its own.)
+void CacheFaultTest::unreadable_log_is_compiled_again(int err) {
   expect_kernels({"a"}, TierKind::kCompiled);
-  auto key = open()->get_or_compile(request("a"), compiler)->key;
+  const std::string log_file = user_dir() + "/gfx906_60.ukdb";
   log.clear();
-  env.inject(err == EACCES ? FaultOp::kOpen : FaultOp::kRead, key.hex(), err);
+  env.inject(err == EACCES ? FaultOp::kOpen : FaultOp::kRead, log_file, err);
   expect_kernels({"a"}, TierKind::kCompiled);
   expect_kernels({"a"}, TierKind::kCompiled);
   const std::string warning = one_warning();
-  EXPECT_NE(warning.find(key.hex()), std::string::npos) << warning;
+  EXPECT_NE(warning.find(log_file), std::string::npos) << warning;
   EXPECT_NE(warning.find(std::strerror(err)), std::string::npos) << warning;
   env.clear_faults();
   expect_kernels({"a"}, TierKind::kUser);
   EXPECT_TRUE(leftovers(dir / "cache").empty());
 }
 
-TEST_F(CacheFaultTest, EntryThatCannotBeOpenedIsCompiledAgainWithOneWarning) {
-  unreadable_entry_is_compiled_again(EACCES);
+TEST_F(CacheFaultTest, LogThatCannotBeOpenedIsCompiledAgainWithOneWarning) {
+  unreadable_log_is_compiled_again(EACCES);
 }
 
-TEST_F(CacheFaultTest, EntryThatCannotBeReadIsCompiledAgainWithOneWarning) {
-  unreadable_entry_is_compiled_again(EIO);
+TEST_F(CacheFaultTest, LogThatCannotBeReadIsCompiledAgainWithOneWarning) {
+  unreadable_log_is_compiled_again(EIO);
 }
 
 // A cache folder this process may not enter or write (chmod 000, another
@@ -283,9 +300,8 @@ TEST_F(CacheFaultTest, FallbackFolderMadeBySomeoneElseIsRefused) {
   EXPECT_TRUE(std::filesystem::is_empty(dir / "theirs"));
 }
 
-// A cache on NFS: one warning, the index keeps a rollback journal, and the
-// cache works (entries are files, renamed into place, which NFS does
-// atomically).
+// A cache on NFS: one warning (every hit reads over the network), and the
+// cache works.
 TEST_F(CacheFaultTest, NetworkFileSystemWarnsOnceAndStillCaches) {
   env.file_systems[dir / "cache"] = {FileSystemKind::kNetwork, "nfs"};
   expect_kernels({"a", "b"}, TierKind::kCompiled);
@@ -296,39 +312,48 @@ TEST_F(CacheFaultTest, NetworkFileSystemWarnsOnceAndStillCaches) {
             std::string::npos)
       << warning;
   EXPECT_EQ(open()->list()->size(), 2u);
-  EXPECT_EQ(testing::read_file(user_dir() + "/gfx906_60.ukdb")[18], 1);  // not WAL
-  EXPECT_FALSE(std::filesystem::exists(user_dir() + "/gfx906_60.ukdb-wal"));
 }
 
-// A damaged index and WAL: the compile goes on, one warning names the
-// index, and the rebuilt index lists every entry.
-TEST_F(CacheFaultTest, DamagedIndexGivesOneWarningAndIsRebuilt) {
+// A damaged hint is derived data: rebuilt from the log without a warning,
+// and every entry is still a hit.
+TEST_F(CacheFaultTest, DamagedHintIsRebuiltWithoutLosingEntries) {
+  expect_kernels({"a", "b", "c"}, TierKind::kCompiled);
+  testing::write_file(user_dir() + "/gfx906_60.ukdx", std::string(9000, 'x'));
+  log.clear();
+  expect_kernels({"a", "b", "c"}, TierKind::kUser);
+  EXPECT_TRUE(warnings().empty()) << ::testing::PrintToString(warnings());
+  auto report = open()->verify(false);
+  ASSERT_TRUE(report.is_ok());
+  for (const auto& p : report->problems) ADD_FAILURE() << p.path << ": " << p.problem;
+  EXPECT_EQ(report->entries_ok, 3u);
+}
+
+// A log that is garbage: one warning names it, it is moved to quarantine/,
+// and the kernels are compiled again into a new log.
+TEST_F(CacheFaultTest, GarbageLogGivesOneWarningAndIsReplaced) {
   expect_kernels({"a", "b", "c"}, TierKind::kCompiled);
   testing::write_file(user_dir() + "/gfx906_60.ukdb", std::string(9000, 'x'));
-  testing::write_file(user_dir() + "/gfx906_60.ukdb-wal", std::string(5000, 'y'));
+  log.clear();
   auto cache = open();
   for (const char* source : {"a", "b", "c"}) {
-    EXPECT_EQ(cache->get_or_compile(request(source), compiler)->tier, TierKind::kUser);
+    EXPECT_EQ(cache->get_or_compile(request(source), compiler)->tier, TierKind::kCompiled);
   }
-  EXPECT_EQ(cache->get_or_compile(request("d"), compiler)->tier, TierKind::kCompiled);
   const std::string warning = one_warning();
   EXPECT_NE(warning.find("kcache: Warning [Integrity] Bad user cache file " + user_dir() +
                          "/gfx906_60.ukdb"),
             std::string::npos)
       << warning;
-  EXPECT_NE(warning.find("rebuilt from the entry files"), std::string::npos) << warning;
   EXPECT_EQ(cache->stats().corrupt_entries, 1u);
-  EXPECT_EQ(cache->list()->size(), 4u);
+  EXPECT_EQ(cache->list()->size(), 3u);
   auto report = cache->verify(false);
   ASSERT_TRUE(report.is_ok());
   EXPECT_TRUE(report->problems.empty());
-  std::set<std::string> moved;
+  int moved = 0;
   for (const auto& f : std::filesystem::directory_iterator(user_dir() + "/quarantine")) {
-    const std::string name = f.path().filename().string();
-    moved.insert(name.substr(0, name.find('.', std::string("gfx906_60.gfx906_60.ukdb").size())));
+    moved += f.path().filename().string().starts_with("gfx906_60.gfx906_60.ukdb.") ? 1 : 0;
   }
-  EXPECT_TRUE(moved.contains("gfx906_60.gfx906_60.ukdb"));
-  EXPECT_TRUE(moved.contains("gfx906_60.gfx906_60.ukdb-wal"));
+  EXPECT_EQ(moved, 1);
+  expect_kernels({"a", "b", "c"}, TierKind::kUser);
 }
 
 // A system package that is garbage, or that cannot be opened: the compile

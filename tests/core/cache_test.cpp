@@ -15,6 +15,7 @@
 #include "fakes/fake_compiler.h"
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
+#include "fakes/user_log_files.h"
 
 namespace kcache {
 namespace {
@@ -236,13 +237,10 @@ TEST_F(CacheTest, CorruptUserEntryIsRecompiledCountedAndQuarantined) {
     auto cache = open();
     key = cache->get_or_compile(request(), compiler)->key;
   }
-  const std::string path = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.entries/" +
-                           key.hex().substr(0, 2) + "/" + key.hex();
-  {
-    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekp(90);
-    file.put('\x00');
-  }
+  const std::string log_file = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.ukdb";
+  auto record = testing::newest_record(log_file, key);
+  ASSERT_TRUE(record.has_value());
+  testing::overwrite(log_file, record->offset + 90, std::string(1, '\0'));
   auto cache = open();
   auto kernel = cache->get_or_compile(request(), compiler);
   ASSERT_TRUE(kernel.is_ok());
@@ -264,12 +262,12 @@ TEST_F(CacheTest, EntryWithOtherKeyMaterialIsNotServed) {
     key_a = cache->get_or_compile(request("a"), compiler)->key;
     key_b = cache->get_or_compile(request("b"), compiler)->key;
   }
-  const std::string base = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.entries/";
-  // Put b's entry where a's belongs, fixing nothing else: the header's key
-  // then disagrees with the file name.
-  std::filesystem::copy_file(base + key_b.hex().substr(0, 2) + "/" + key_b.hex(),
-                             base + key_a.hex().substr(0, 2) + "/" + key_a.hex(),
-                             std::filesystem::copy_options::overwrite_existing);
+  // Point a's hint record at b's entry, fixing nothing else: the entry's
+  // key then disagrees with the key looked up.
+  const std::string base = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60";
+  auto record_b = testing::newest_record(base + ".ukdb", key_b);
+  ASSERT_TRUE(record_b.has_value());
+  testing::append_hint(base + ".ukdx", {key_a, record_b->offset, record_b->size});
   auto cache = open();
   auto kernel = cache->get_or_compile(request("a"), compiler);
   EXPECT_EQ(kernel->tier, TierKind::kCompiled);

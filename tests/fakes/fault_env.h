@@ -23,11 +23,11 @@
 namespace kcache::testing {
 
 enum class FaultOp {
-  kOpen,    // read_file, open_random_access: opening
+  kOpen,    // read_file, open_random_access, open_file: opening
   kRead,    // read_file, RandomAccessFile::read_at: reading bytes
-  kCreate,  // new_writable_file
-  kWrite,   // WritableFile::append (after `after_bytes` bytes went through)
-  kSync,    // WritableFile::sync
+  kCreate,  // new_writable_file; open_file for writing
+  kWrite,   // WritableFile::append, File::write_at (after `after_bytes` bytes went through)
+  kSync,    // WritableFile::sync, File::sync
   kClose,   // WritableFile::close
   kRename,  // rename (matched on either path)
   kMkdir,   // create_dirs, when the folder does not exist yet
@@ -106,6 +106,16 @@ class FaultEnv final : public EnvWrapper {
     if (!file) return file.status();
     return std::unique_ptr<RandomAccessFile>(
         std::make_unique<FaultyReader>(std::move(*file), path, *this));
+  }
+  Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
+                                          mode_t create_mode) override {
+    if (auto f = match(FaultOp::kOpen, path)) return errno_status("cannot open", path, f->err);
+    if (mode != OpenMode::kRead) {
+      if (auto f = match(FaultOp::kCreate, path)) return errno_status("cannot open", path, f->err);
+    }
+    auto file = EnvWrapper::open_file(path, mode, create_mode);
+    if (!file) return file.status();
+    return std::unique_ptr<File>(std::make_unique<FaultyFile>(std::move(*file), path, *this));
   }
   Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
                                                           mode_t mode) override {
@@ -243,6 +253,48 @@ class FaultEnv final : public EnvWrapper {
     std::unique_ptr<WritableFile> file_;
     std::string path_;
     const FaultEnv& env_;
+    std::uint64_t written_ = 0;
+  };
+
+  class FaultyFile final : public File {
+   public:
+    FaultyFile(std::unique_ptr<File> file, std::string path, FaultEnv& env)
+        : file_(std::move(file)), path_(std::move(path)), env_(env) {}
+    Result<std::uint64_t> size() const override { return file_->size(); }
+    FileId id() const override { return file_->id(); }
+    Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
+      if (env_.fail_reads) return *env_.fail_reads;
+      if (auto f = env_.match(FaultOp::kRead, path_)) {
+        return errno_status("cannot read", path_, f->err);
+      }
+      return file_->read_at(offset, out);
+    }
+    Status write_at(std::uint64_t offset, std::span<const std::uint8_t> data) override {
+      ++env_.writes;
+      if (env_.fail_writes) return *env_.fail_writes;
+      if (auto f = env_.match(FaultOp::kWrite, path_)) {
+        // A partial write, as a full disk gives: the first bytes land.
+        std::uint64_t room = f->after_bytes > written_ ? f->after_bytes - written_ : 0;
+        auto part =
+            data.first(static_cast<std::size_t>(std::min<std::uint64_t>(room, data.size())));
+        if (Status s = file_->write_at(offset, part); !s.is_ok()) return s;
+        written_ += part.size();
+        return errno_status("cannot write", path_, f->err);
+      }
+      written_ += data.size();
+      return file_->write_at(offset, data);
+    }
+    Status truncate(std::uint64_t size) override { return file_->truncate(size); }
+    Status sync() override {
+      if (auto f = env_.match(FaultOp::kSync, path_))
+        return errno_status("cannot sync", path_, f->err);
+      return file_->sync();
+    }
+
+   private:
+    std::unique_ptr<File> file_;
+    std::string path_;
+    FaultEnv& env_;
     std::uint64_t written_ = 0;
   };
 

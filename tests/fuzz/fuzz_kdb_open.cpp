@@ -1,19 +1,14 @@
-// The database open paths on an arbitrary file: the input is written to a
+// The package open path on an arbitrary file: the input is written to a
 // scratch file in a private folder and opened as a .kdb package
 // (KdbReader::open, every slot read and decoded), as stored and with its
-// index checksum (and then its entries' checksums) recomputed; then the
-// same bytes as a user-tier .ukdb (UserIndex::open in WAL or rollback
-// mode, check(), rows()), where SQLite must report a damaged file as an
-// error, never crash.
+// index checksum (and then its entries' checksums) recomputed. (The user
+// tier's files: fuzz_user_log.)
 //
-// Invariants, .kdb: a refusal is kCorruption; an opened file is consistent
-// with its header, its slots are sorted, lie in [64, index) and read back
-// as the file's bytes; every slot can be found; an entry decodes only
-// under its slot's key; and what was read writes back (write_kdb) to a
-// package that reads the same. .ukdb: a refusal is kCorruption (a file that
-// is not a SQLite database always is), kNotSupported or kIoError; an index
-// that opened and passes check() reads its rows, one that fails it says
-// kCorruption, and it opens again.
+// Invariants: a refusal is kCorruption; an opened file is consistent with
+// its header, its slots are sorted, lie in [64, index) and read back as the
+// file's bytes; every slot can be found; an entry decodes only under its
+// slot's key; and what was read writes back (write_kdb) to a package that
+// reads the same.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -23,7 +18,6 @@
 #include "format/entry.h"
 #include "format/kdb_file.h"
 #include "fuzz_support.h"
-#include "store/user/user_index.h"
 
 namespace kcache::fuzz {
 namespace {
@@ -31,13 +25,12 @@ namespace {
 struct Paths {
   std::string kdb;
   std::string rewritten;
-  std::string ukdb;
 };
 
 const Paths& paths() {
   static const Paths instance = [] {
     const std::string& dir = private_dir("kcache-fuzz-kdb-");
-    return Paths{dir + "/input.kdb", dir + "/rewritten.kdb", dir + "/input.ukdb"};
+    return Paths{dir + "/input.kdb", dir + "/rewritten.kdb"};
   }();
   return instance;
 }
@@ -127,53 +120,6 @@ std::vector<KdbSlot> check_kdb(std::span<const std::uint8_t> bytes) {
   return slots;
 }
 
-void check_user_index(std::span<const std::uint8_t> bytes) {
-  const std::string& path = paths().ukdb;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
-  write_scratch_file(path, bytes);
-  // Both ways the user tier opens an index: WAL on a local file system, a
-  // rollback journal on a network one. The input's length picks.
-  const IndexJournal journal = bytes.size() % 2 == 0 ? IndexJournal::kWal : IndexJournal::kRollback;
-
-  auto refused = [](const Status& status) {
-    return status.code() == StatusCode::kCorruption || status.code() == StatusCode::kNotSupported ||
-           status.code() == StatusCode::kIoError;
-  };
-  auto index = UserIndex::open(path, /*busy_timeout_ms=*/0, journal);
-  if (!index) {
-    KCACHE_FUZZ_CHECK(refused(index.status()), index.status().to_string());
-    constexpr std::string_view kSqliteMagic("SQLite format 3\0", 16);
-    if (!bytes.empty() && !as_text(bytes.data(), bytes.size()).starts_with(kSqliteMagic)) {
-      KCACHE_FUZZ_CHECK(index.status().code() == StatusCode::kCorruption,
-                        "garbage must read as corruption: " + index.status().to_string());
-    }
-    return;
-  }
-  KCACHE_FUZZ_CHECK(!(*index)->created() || (*index)->rows().is_ok(),
-                    "an index it created cannot be read");
-  // What the user tier runs to decide whether to rebuild the index: a
-  // damaged file is kCorruption, and one that passes can be read.
-  Status checked = (*index)->check();
-  if (!checked.is_ok()) KCACHE_FUZZ_CHECK(refused(checked), checked.to_string());
-  auto rows = (*index)->rows();
-  if (!rows) {
-    KCACHE_FUZZ_CHECK(refused(rows.status()), rows.status().to_string());
-    KCACHE_FUZZ_CHECK(!checked.is_ok(),
-                      "passed its check, then failed to read: " + rows.status().to_string());
-  }
-  IndexRow row;
-  row.key = CacheKey(CacheKey::Bytes{1, 2, 3});
-  row.backend = "fuzz";
-  Status upserted = (*index)->upsert(row);
-  if (!upserted.is_ok()) KCACHE_FUZZ_CHECK(refused(upserted), upserted.to_string());
-  index->reset();
-
-  // Once opened, the file is a kcache index.
-  auto reopened = UserIndex::open(path, /*busy_timeout_ms=*/0, journal);
-  KCACHE_FUZZ_CHECK(reopened.is_ok(), "an index that opened once does not open again: " +
-                                          reopened.status().to_string());
-}
-
 }  // namespace
 }  // namespace kcache::fuzz
 
@@ -192,6 +138,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (resealed) check_kdb(bytes);
   }
 
-  check_user_index({data, size});
   return 0;
 }

@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "core/key_builder.h"
+#include "core/log.h"
 #include "env/temp_dir.h"
 #include "format/compression.h"
 #include "format/entry.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
-#include "store/user/user_index.h"
+#include "store/user/user_tier.h"
 
 namespace kcache {
 namespace {
@@ -131,32 +132,44 @@ int main(int argc, char** argv) {
   };
   auto key_of = [](const std::vector<std::uint8_t>& bytes) {
     CacheKey::Bytes key;
-    std::copy(bytes.begin() + 16, bytes.begin() + 48, key.begin());
+    std::copy(bytes.begin() + 16, bytes.begin() + 16 + CacheKey::kSize, key.begin());
     return CacheKey(key);
   };
   kdb("empty.kdb", {});
   kdb("one.kdb", {{key_of(plain), plain}});
   kdb("three.kdb", {{key_of(plain), plain}, {key_of(packed), packed}, {key_of(empty), empty}});
-  for (int rows : {0, 2}) {
-    const std::string path = temp.path() + "/index" + std::to_string(rows) + ".ukdb";
+  // User-tier databases (fuzz_user_log's input: the hint's length, the
+  // hint, the log): empty, and three entries with one removed.
+  for (int count : {0, 3}) {
+    const std::string folder = temp.path() + "/user" + std::to_string(count);
     {
-      auto index = must(UserIndex::open(path, 1000), "index");
-      for (int i = 0; i < rows; ++i) {
-        IndexRow row;
-        row.key = CacheKey(xxh3_128("row " + std::to_string(i)));
-        row.backend = "opencl";
-        row.kernels = "scale";
-        row.payload_bytes = 300;
-        row.stored_bytes = 300;
-        row.created_unix = kCreated + i;
-        row.last_used_unix = kCreated + i;
-        if (Status s = index->upsert(row); !s.is_ok()) {
-          std::fprintf(stderr, "upsert: %s\n", s.to_string().c_str());
+      struct Quiet final : TierEvents {
+        void on_corrupt(std::string_view, const std::string&, const Status&) override {}
+      } events;
+      const Logger log(LogLevel::kQuiet, nullptr);
+      auto tier = make_user_tier({folder, /*sync=*/false}, Env::posix(), log, events);
+      const std::vector<std::uint8_t>* encoded[] = {&plain, &packed, &empty};
+      for (int i = 0; i < count; ++i) {
+        auto entry = must(decode_entry(ByteBuffer::copy_of(*encoded[i])), "decode");
+        if (Status s = tier->put("db", entry, *encoded[i]); !s.is_ok()) {
+          std::fprintf(stderr, "put: %s\n", s.to_string().c_str());
           return 1;
         }
       }
+      if (count > 1) (void)tier->remove("db", key_of(packed));
+      if (count == 0) {
+        // A log with no entry: made by a put and a removal of it.
+        auto entry = must(decode_entry(ByteBuffer::copy_of(plain)), "decode");
+        (void)tier->put("db", entry, plain);
+        (void)tier->remove("db", entry.key);
+      }
     }
-    write(root / "fuzz_kdb_open" / ("seed-index" + std::to_string(rows) + ".ukdb"), read_all(path));
+    const std::string log = read_all(folder + "/db.ukdb");
+    const std::string hint = read_all(folder + "/db.ukdx");
+    std::string seed(4, '\0');
+    for (int i = 0; i < 4; ++i) seed[i] = static_cast<char>((hint.size() >> (8 * i)) & 0xFF);
+    write(root / "fuzz_user_log" / ("seed-" + std::to_string(count) + "-entries"),
+          seed + hint + log);
   }
 
   // Configuration: variables, home, options, and values for every parser.

@@ -9,6 +9,7 @@
 
 #include "core/log.h"
 #include "fakes/temp_folder.h"
+#include "fakes/user_log_files.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
 #include "store/memory/memory_tier.h"
@@ -82,9 +83,11 @@ class UserHarness : public TierHarness {
     }
   }
   bool corrupt(const std::string& db, const CacheKey& key) override {
-    std::string path = dir / "user/" + db + ".entries/" + key.hex().substr(0, 2) + "/" + key.hex();
-    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekp(100);
+    const std::string log_path = dir / "user/" + db + ".ukdb";
+    auto record = testing::newest_record(log_path, key);
+    if (!record) return false;
+    std::fstream file(log_path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(record->offset + 100));
     file.put('\x7f');
     return file.good();
   }

@@ -1,25 +1,134 @@
 #include "store/user/user_tier.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_map>
 
+#include "format/entry.h"
 #include "format/hash.h"
-#include "store/user/user_index.h"
+#include "store/user/user_log.h"
 
 namespace kcache {
 namespace {
 
+using userlog::HintRecord;
+using userlog::ScanStep;
+
 constexpr mode_t kFolderMode = 0700;
-constexpr int kBusyTimeoutMs = 5000;
-constexpr std::string_view kIndexSuffix = ".ukdb";
-constexpr std::string_view kEntriesSuffix = ".entries";
+constexpr std::string_view kLogSuffix = ".ukdb";
+constexpr std::string_view kHintSuffix = ".ukdx";
+constexpr std::string_view kLocksSuffix = ".locks";
 constexpr std::string_view kQuarantineFolder = "quarantine";
-// The files SQLite keeps beside an index.
-constexpr std::string_view kIndexSideSuffixes[] = {"-wal", "-shm", "-journal"};
-// A temporary entry file older than this was left by a killed writer.
+// Byte 0 of <db>.locks guards appends to the log; keys lock odd bytes.
+constexpr std::uint64_t kAppendLockOffset = 0;
+// How long a write waits for other processes' appends (each one entry and
+// its fdatasync) before it gives up storing.
+constexpr auto kAppendWait = std::chrono::seconds(10);
+// A temporary file older than this was left by a killed writer.
 constexpr std::int64_t kStaleTempSeconds = 3600;
+
+struct KeyHash {
+  std::size_t operator()(const CacheKey& key) const {
+    std::size_t h;
+    std::memcpy(&h, key.bytes().data(), sizeof h);
+    return h;
+  }
+};
+using RecordMap = std::unordered_map<CacheKey, HintRecord, KeyHash>;
+
+// One database, open: its log held open and what the hint says of it.
+struct Db {
+  std::unique_ptr<File> log;
+  std::unique_ptr<File> hint;  // null when the hint did not match the log
+  bool writable = false;
+  userlog::Generation generation{};
+  mutable std::shared_mutex mutex;  // guards the members below
+  // key -> its newest record, a removal included (so that an older record
+  // met later, in a hint read after a scan, does not bring it back)
+  RecordMap newest;
+  std::uint64_t hint_read = userlog::kHeaderSize;  // bytes of the hint applied
+  // How far the hint file covers the log: writers hint what lies past it.
+  std::uint64_t hinted_end = userlog::kHeaderSize;
+  // How far this process has read the log (past the hint, on a miss).
+  std::uint64_t read_end = userlog::kHeaderSize;
+
+  // The caller holds `mutex` exclusively (as for the two below).
+  void apply(const HintRecord& record) {
+    auto [it, added] = newest.try_emplace(record.key, record);
+    if (!added && it->second.offset < record.offset) it->second = record;
+    read_end = std::max(read_end, record.end());
+  }
+  // apply(), for a record the hint file holds.
+  void apply_hinted(const HintRecord& record) {
+    apply(record);
+    hinted_end = std::max(hinted_end, record.end());
+  }
+  std::optional<HintRecord> find(const CacheKey& key) const {
+    std::shared_lock lock(mutex);
+    auto it = newest.find(key);
+    if (it == newest.end() || it->second.removal()) return std::nullopt;
+    return it->second;
+  }
+  // The newest records of the keys present, in log order.
+  std::vector<HintRecord> records() const {
+    std::shared_lock lock(mutex);
+    std::vector<HintRecord> out;
+    out.reserve(newest.size());
+    for (const auto& [key, record] : newest) {
+      if (!record.removal()) out.push_back(record);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
+    return out;
+  }
+  [[nodiscard]] std::size_t size() const { return records().size(); }
+};
+
+// What a scan of a whole log found.
+struct LogScan {
+  RecordMap live;
+  std::uint64_t end = userlog::kHeaderSize;  // after the last valid record
+  std::uint64_t entries = 0;                 // valid entry records
+  std::vector<ScanStep> damaged;             // damaged bytes followed by valid records
+  std::optional<ScanStep> torn_tail;         // damaged bytes that end the log
+};
+
+Result<LogScan> scan_log(const File& log) {
+  auto size = log.size();
+  if (!size) return size.status();
+  LogScan scan;
+  for (std::uint64_t offset = userlog::kHeaderSize;;) {
+    auto step = userlog::scan_step(log, offset, *size);
+    if (!step) return step.status();
+    switch (step->kind) {
+      case ScanStep::Kind::kEnd:
+        return scan;
+      case ScanStep::Kind::kEntry:
+        ++scan.entries;
+        scan.live[step->record.key] = step->record;
+        scan.end = step->next;
+        break;
+      case ScanStep::Kind::kRemoval:
+        scan.live.erase(step->record.key);
+        scan.end = step->next;
+        break;
+      case ScanStep::Kind::kDamaged:
+        if (step->next >= *size) {
+          scan.torn_tail = *step;
+        } else {
+          scan.damaged.push_back(*step);
+        }
+        break;
+    }
+    offset = step->next;
+  }
+}
 
 class UserTier final : public Tier {
  public:
@@ -38,24 +147,20 @@ class UserTier final : public Tier {
 
   Status put(const std::string& db, const Entry& entry,
              std::span<const std::uint8_t> encoded) override {
-    const std::string path = entry_path(db, entry.key);
-    if (Status s = ensure_dir(path.substr(0, path.find_last_of('/'))); !s.is_ok()) return s;
-    if (Status s = env_.write_file_atomic(path, encoded, options_.sync); !s.is_ok()) return s;
-    // The entry is committed; a missing row only hides it from `list` until
-    // `verify --repair` restores it.
-    IndexRow row = row_for(db, entry, encoded.size());
-    if (Status s = with_index(db, [&](UserIndex& index) { return index.upsert(row); });
-        !s.is_ok()) {
-      log_.warn_once("UserDb:index:" + index_path(db), "UserDb",
-                     "Cannot update the index " + index_path(db) + ": " + s.message() +
-                         " (entries are still stored and served)");
-    }
-    return Status::ok();
+    return append(db, entry.key, encoded);
   }
 
   Status remove(const std::string& db, const CacheKey& key) override {
-    if (Status s = env_.remove_file(entry_path(db, key)); !s.is_ok()) return s;
-    return with_index(db, [&](UserIndex& index) { return index.remove(key); });
+    auto open = db_for(db);
+    if (!open) return open.status();
+    if (*open == nullptr) return Status::ok();
+    if (!(*open)->find(key)) {
+      std::unique_lock lock((*open)->mutex);
+      read_hint(**open);
+    }
+    if (!(*open)->find(key)) return Status::ok();
+    const auto removal = userlog::encode_removal(key);
+    return append(db, key, removal, /*removal=*/true);
   }
 
   Result<std::unique_ptr<FileLock>> try_lock(const std::string& db, const CacheKey& key) override {
@@ -65,18 +170,8 @@ class UserTier final : public Tier {
     if (!ensure_dir(options_.dir).is_ok()) return std::make_unique<FileLock>();
     std::uint64_t offset = 0;
     for (int i = 0; i < 8; ++i) offset = (offset << 8) | key.bytes()[i];
-    const std::string path = options_.dir + "/" + db + ".locks";
-    auto lock = env_.try_lock(path, offset);
+    auto lock = lock_byte(db, offset | 1);  // odd: byte 0 is the append lock
     if (!lock && !folder_writable()) return std::make_unique<FileLock>();
-    // Something other than a plain file where the lock file belongs (a
-    // folder, say): move it aside like any bad file and try again, once.
-    // The content of a lock file is never read, so garbage in it is harmless.
-    if (auto info = env_.file_info(path); !lock && info && info->type != FileType::kRegular) {
-      events_.on_corrupt(name(), path,
-                         Status::corruption("not a lock file: " + lock.status().message()));
-      move_to_quarantine(db, path);
-      lock = env_.try_lock(path, offset);
-    }
     return lock;
   }
 
@@ -88,12 +183,10 @@ class UserTier final : public Tier {
     }
     std::set<std::string> names;
     for (const auto& e : *entries) {
-      // An index of any type: a folder there is met, reported and moved aside.
-      if (e.name.ends_with(kIndexSuffix) && e.name.size() > kIndexSuffix.size()) {
-        names.insert(e.name.substr(0, e.name.size() - kIndexSuffix.size()));
-      }
-      if (e.is_dir && e.name.ends_with(kEntriesSuffix) && e.name.size() > kEntriesSuffix.size()) {
-        names.insert(e.name.substr(0, e.name.size() - kEntriesSuffix.size()));
+      for (std::string_view suffix : {kLogSuffix, kHintSuffix}) {
+        if (e.name.ends_with(suffix) && e.name.size() > suffix.size()) {
+          names.insert(e.name.substr(0, e.name.size() - suffix.size()));
+        }
       }
     }
     return std::vector<std::string>(names.begin(), names.end());
@@ -101,32 +194,19 @@ class UserTier final : public Tier {
 
   Result<std::vector<EntryInfo>> list(const std::string& db) const override {
     std::vector<EntryInfo> out;
-    Status s = const_cast<UserTier*>(this)->with_index(db, [&](UserIndex& index) -> Status {
-      out.clear();  // with_index may run this twice
-      auto rows = index.rows();
-      if (!rows) return rows.status();
-      for (const auto& row : *rows) {
-        out.push_back({db, row.key, row.backend, row.kernels, row.payload_bytes, row.stored_bytes,
-                       row.created_unix});
-      }
-      return Status::ok();
-    });
+    Status s = const_cast<UserTier*>(this)->for_each_entry(
+        db, [&](const Entry& entry, const HintRecord& record) {
+          out.push_back(summarize_entry(db, entry, record.size));
+        });
     if (!s.is_ok()) return s;
     return out;
   }
 
   Result<std::vector<Entry>> read_all(const std::string& db) const override {
     std::vector<Entry> out;
-    for (const auto& [path, key] : entry_files(db)) {
-      auto bytes = env_.read_file(path);
-      if (!bytes) continue;  // removed meanwhile
-      auto entry = decode_entry(*bytes, &key);
-      if (!entry) {
-        const_cast<UserTier*>(this)->quarantine(db, path, &key, entry.status());
-        continue;
-      }
-      out.push_back(std::move(*entry));
-    }
+    Status s = const_cast<UserTier*>(this)->for_each_entry(
+        db, [&](const Entry& entry, const HintRecord&) { out.push_back(entry); });
+    if (!s.is_ok()) return s;
     return out;
   }
 
@@ -135,19 +215,16 @@ class UserTier final : public Tier {
     if (!names) return names.status();
     std::uint64_t removed = 0;
     for (const auto& db : *names) {
-      removed += entry_files(db).size();
-      {
-        std::lock_guard lock(mutex_);
-        indexes_.erase(db);
-        folders_.erase(db);
-        created_dirs_.clear();
-      }
-      // remove_all: a folder where the index belongs goes too.
-      if (Status s = env_.remove_all(index_path(db)); !s.is_ok()) return s;
-      for (std::string_view suffix : kIndexSideSuffixes) {
-        if (Status s = env_.remove_all(index_path(db) + std::string(suffix)); !s.is_ok()) return s;
-      }
-      if (Status s = env_.remove_all(entries_dir(db)); !s.is_ok()) return s;
+      // Under the append lock, so that no write of this database is lost
+      // halfway; a lock held too long (a stopped process) does not stop
+      // the clear.
+      auto lock = append_lock(db, kAppendWait);
+      if (auto open = db_for(db); open && *open) removed += (*open)->size();
+      forget(db);
+      // remove_all: a folder where a file belongs goes too. Processes that
+      // hold the old files notice on their next miss.
+      if (Status s = env_.remove_all(log_path(db)); !s.is_ok()) return s;
+      if (Status s = env_.remove_all(hint_path(db)); !s.is_ok()) return s;
     }
     return removed;
   }
@@ -157,34 +234,7 @@ class UserTier final : public Tier {
     if (!names) return names.status();
     for (const auto& db : *names) {
       ++report.databases_checked;
-      std::set<CacheKey> indexed;
-      const bool index_ok = verify_index(db, repair, report, indexed);
-      std::set<CacheKey> present;  // keys with an entry file, good or bad
-      for (const auto& [path, key] : entry_files(db)) {
-        ++report.entries_checked;
-        present.insert(key);
-        auto bytes = env_.read_file(path);
-        Result<Entry> entry = bytes ? decode_entry(*bytes, &key) : Result<Entry>(bytes.status());
-        if (!entry) {
-          if (repair) quarantine(db, path, &key, entry.status());
-          report.problems.push_back({path, entry.status().message(), repair});
-          continue;
-        }
-        ++report.entries_ok;
-        if (index_ok && !indexed.contains(key)) {
-          bool fixed = repair && with_index(db, [&](UserIndex& index) {
-                                   return index.upsert(row_for(db, *entry, bytes->size));
-                                 }).is_ok();
-          report.problems.push_back({path, "entry is not in the index", fixed});
-        }
-      }
-      for (const auto& key : indexed) {
-        if (present.contains(key)) continue;
-        bool fixed =
-            repair && with_index(db, [&](UserIndex& index) { return index.remove(key); }).is_ok();
-        report.problems.push_back(
-            {index_path(db), "index row " + key.hex() + " has no entry file", fixed});
-      }
+      verify_db(db, repair, report);
       for (const auto& path : stale_temp_files(db)) {
         bool fixed = repair && env_.remove_file(path).is_ok();
         report.problems.push_back({path, "temporary file left by an interrupted write", fixed});
@@ -194,71 +244,674 @@ class UserTier final : public Tier {
   }
 
  private:
-  Result<std::optional<Entry>> get_from(const std::string& db, const CacheKey& key) {
-    char relative[2 + 1 + 2 * CacheKey::kSize];  // "<shard>/<hex>", no allocation
-    write_hex(key.bytes(), relative + 3);
-    relative[0] = relative[3];
-    relative[1] = relative[4];
-    relative[2] = '/';
-    auto bytes = read_entry(db, std::string_view(relative, sizeof relative));
-    if (!bytes) {
-      if (bytes.status().code() == StatusCode::kNotFound) return std::optional<Entry>();
-      const std::string path = entry_path(db, key);
-      // Something other than a file where the entry belongs (a folder) is
-      // as bad as a damaged entry.
-      if (auto info = env_.file_info(path); info && info->type != FileType::kRegular) {
-        quarantine(db, path, &key, Status::corruption(path + " is not a regular file"));
-        return std::optional<Entry>();
+  // ---- reading --------------------------------------------------------
+
+  Result<std::optional<Entry>> get_from(const std::string& name, const CacheKey& key) {
+    auto db = db_for(name);
+    if (!db) return open_failure(name, db.status());
+    if (*db == nullptr) return std::optional<Entry>();
+    auto record = (*db)->find(key);
+    if (!record) {
+      // Another process may have written it since, or replaced the files.
+      if (replaced(name, **db)) {
+        forget(name);
+        db = db_for(name);
+        if (!db) return open_failure(name, db.status());
+        if (*db == nullptr) return std::optional<Entry>();
+      } else {
+        std::unique_lock lock((*db)->mutex);
+        read_hint(**db);
+        read_past_hint(**db);
       }
-      // A folder this process may not write (or enter) is one problem, which
-      // the write after the compile reports; the read is a miss.
-      if (!folder_writable()) return std::optional<Entry>();
-      return bytes.status();
+      record = (*db)->find(key);
+      if (!record) return std::optional<Entry>();
     }
-    auto entry = decode_entry(*bytes, &key);
+    ByteBuffer bytes = ByteBuffer::allocate(record->size);
+    if (Status s = (*db)->log->read_at(record->offset, bytes.mutable_span()); !s.is_ok()) {
+      if (s.code() != StatusCode::kCorruption) return s;
+      damaged(name, *record, ByteBuffer(), s);  // the log is shorter than its hint says
+      return std::optional<Entry>();
+    }
+    auto entry = decode_entry(bytes, &key);
     if (!entry) {
-      quarantine(db, entry_path(db, key), &key, entry.status());
+      damaged(name, *record, bytes, entry.status());
       return std::optional<Entry>();
     }
     return std::optional<Entry>(std::move(*entry));
   }
 
-  // Reads "<entries folder of db>/<relative>" through the folder held open
-  // (no walk of the whole path on a hit). A folder removed or replaced
-  // since (`kcache clear` elsewhere) reads as empty, or fails with ESTALE
-  // on NFS: whatever fails through the held folder is tried again by the
-  // whole path, and when that finds the file the folder is opened again on
-  // its next use.
-  Result<ByteBuffer> read_entry(const std::string& db, std::string_view relative) {
-    std::shared_ptr<const Directory> folder = entries_folder(db);
-    if (folder) {
-      auto bytes = folder->read_file(relative);
-      if (bytes) return bytes;
+  // What a lookup makes of a database that cannot be opened: something
+  // other than a file where the log belongs, or a log with a bad header, is
+  // moved aside like any bad file. Any other failure (no permission, an
+  // I/O error) is a miss: the write after the compile meets the same cause
+  // and reports it, so that one cause gives one warning.
+  Result<std::optional<Entry>> open_failure(const std::string& name, const Status& problem) {
+    const std::string path = log_path(name);
+    if (auto info = env_.file_info(path); info && info->type != FileType::kRegular) {
+      quarantine_file(name, path, Status::corruption(path + " is not a regular file"));
+    } else if (problem.code() == StatusCode::kCorruption) {
+      quarantine_file(name, path, Status::corruption(path + ": " + problem.message()));
+    } else {
+      log_.debug("UserDb", "cannot open " + path + ": " + problem.message());
     }
-    std::string path = entries_dir(db);
-    path.append("/").append(relative);
-    auto bytes = env_.read_file(path);
-    if (folder && bytes) {
-      std::lock_guard lock(mutex_);
-      if (auto it = folders_.find(db); it != folders_.end() && it->second == folder) {
-        folders_.erase(it);
-      }
-    }
-    return bytes;
+    return std::optional<Entry>();
   }
 
-  // The entries folder of `db`, held open; nullptr while it cannot be opened
-  // (not created yet), which is tried again on the next read.
-  std::shared_ptr<const Directory> entries_folder(const std::string& db) {
+  // The open database `name`: nullptr when it has no log (yet).
+  Result<std::shared_ptr<Db>> db_for(const std::string& name) {
     {
       std::lock_guard lock(mutex_);
-      if (auto it = folders_.find(db); it != folders_.end()) return it->second;
+      if (auto it = dbs_.find(name); it != dbs_.end()) return it->second;
     }
-    auto opened = env_.open_directory(entries_dir(db));
-    if (!opened) return nullptr;
-    std::shared_ptr<const Directory> folder = std::move(*opened);
+    auto opened = open_db(name);
+    if (!opened || *opened == nullptr) return opened;
     std::lock_guard lock(mutex_);
-    return folders_.try_emplace(db, std::move(folder)).first->second;
+    return dbs_.try_emplace(name, std::move(*opened)).first->second;
+  }
+
+  void forget(const std::string& name) {
+    std::lock_guard lock(mutex_);
+    dbs_.erase(name);
+  }
+
+  // Opens the log of `name` (read-write when this process may write it)
+  // and reads its hint; a hint that is missing or describes another log is
+  // replaced by a scan of the log, and rebuilt when no one is appending.
+  Result<std::shared_ptr<Db>> open_db(const std::string& name) {
+    warn_if_network();
+    const std::string path = log_path(name);
+    auto db = std::make_shared<Db>();
+    auto log = env_.open_file(path, OpenMode::kReadWrite);
+    db->writable = log.is_ok();
+    if (!log) {
+      if (log.status().code() == StatusCode::kNotFound) return std::shared_ptr<Db>();
+      log = env_.open_file(path, OpenMode::kRead);  // a read-only file or folder
+      if (!log) {
+        if (log.status().code() == StatusCode::kNotFound) return std::shared_ptr<Db>();
+        return log.status();
+      }
+    }
+    db->log = std::move(*log);
+    std::uint8_t header[userlog::kHeaderSize];
+    auto size = db->log->size();
+    if (!size) return size.status();
+    if (*size < userlog::kHeaderSize) {
+      return Status::corruption("shorter than a log header (" + std::to_string(*size) + " bytes)");
+    }
+    if (Status s = db->log->read_at(0, header); !s.is_ok()) return s;
+    auto generation = userlog::decode_header(userlog::FileKind::kLog, header);
+    if (!generation) return generation.status();
+    db->generation = *generation;
+
+    auto hint =
+        env_.open_file(hint_path(name), db->writable ? OpenMode::kReadWrite : OpenMode::kRead);
+    if (hint && matches(**hint, db->generation)) {
+      db->hint = std::move(*hint);
+      std::unique_lock lock(db->mutex);
+      read_hint(*db);
+      return db;
+    }
+    // No usable hint: the log says it all, at the cost of reading it.
+    auto scan = scan_log(*db->log);
+    if (!scan) return scan.status();
+    {
+      std::unique_lock lock(db->mutex);
+      for (const auto& [key, record] : scan->live) db->apply(record);
+      db->read_end = scan->end;
+    }
+    if (db->writable) {
+      if (auto lock = lock_byte(name, kAppendLockOffset); lock && *lock) {
+        auto now = env_.file_info(log_path(name));
+        if (now && now->id == db->log->id()) (void)write_hint(name, *db);
+      }
+    }
+    return db;
+  }
+
+  static bool matches(const File& hint, const userlog::Generation& generation) {
+    std::uint8_t header[userlog::kHeaderSize];
+    if (!hint.read_at(0, header).is_ok()) return false;
+    auto named = userlog::decode_header(userlog::FileKind::kHint, header);
+    return named && *named == generation;
+  }
+
+  // Applies the hint records appended since the last call, up to the first
+  // that fails its check (being written, or torn by a killed writer). The
+  // caller holds db.mutex exclusively.
+  static void read_hint(Db& db) {
+    if (!db.hint) return;
+    auto size = db.hint->size();
+    if (!size || *size <= db.hint_read) return;
+    const std::uint64_t n =
+        (*size - db.hint_read) / userlog::kHintRecordSize * userlog::kHintRecordSize;
+    if (n == 0) return;
+    std::vector<std::uint8_t> bytes(n);
+    if (!db.hint->read_at(db.hint_read, bytes).is_ok()) return;
+    for (std::size_t at = 0; at < n; at += userlog::kHintRecordSize) {
+      auto record = userlog::decode_hint({bytes.data() + at, userlog::kHintRecordSize});
+      if (!record) return;
+      db.apply_hinted(*record);
+      db.hint_read += userlog::kHintRecordSize;
+    }
+  }
+
+  // Applies the records the log holds past what the hint said: appended by
+  // a writer that was killed before its hint record, or hidden behind a
+  // damaged hint record. Stops before damaged bytes (perhaps an append in
+  // progress), which a writer deals with. The caller holds db.mutex
+  // exclusively.
+  static void read_past_hint(Db& db) {
+    auto size = db.log->size();
+    if (!size) return;
+    for (std::uint64_t offset = db.read_end; offset < *size;) {
+      auto step = userlog::scan_step(*db.log, offset, *size);
+      if (!step || step->kind == ScanStep::Kind::kEnd || step->kind == ScanStep::Kind::kDamaged) {
+        return;
+      }
+      db.apply(step->record);
+      offset = step->next;
+    }
+  }
+
+  // Whether the files of `name` are no longer the ones `db` holds: cleared,
+  // compacted, or a hint rebuilt by someone else.
+  bool replaced(const std::string& name, const Db& db) const {
+    auto log = env_.file_info(log_path(name));
+    if (!log || log->id != db.log->id()) return true;
+    auto hint = env_.file_info(hint_path(name));
+    if (!db.hint) return hint.is_ok();
+    return !hint || hint->id != db.hint->id();
+  }
+
+  // Reads the newest record of every key of `name` and calls `action` with
+  // each entry that passes its checks (others are reported and removed).
+  template <class Action>
+  Status for_each_entry(const std::string& name, Action&& action) {
+    auto db = db_for(name);
+    if (db && *db && replaced(name, **db)) {
+      forget(name);
+      db = db_for(name);
+    }
+    if (!db) {
+      if (auto none = open_failure(name, db.status()); !none) return none.status();
+      return Status::ok();
+    }
+    if (*db == nullptr) return Status::ok();
+    {
+      std::unique_lock lock((*db)->mutex);
+      read_hint(**db);
+    }
+    for (const HintRecord& record : (*db)->records()) {
+      ByteBuffer bytes = ByteBuffer::allocate(record.size);
+      Status s = (*db)->log->read_at(record.offset, bytes.mutable_span());
+      Result<Entry> entry = s.is_ok() ? decode_entry(bytes, &record.key) : Result<Entry>(s);
+      if (!entry) {
+        damaged(name, record, s.is_ok() ? bytes : ByteBuffer(), entry.status());
+        continue;
+      }
+      action(*entry, record);
+    }
+    return Status::ok();
+  }
+
+  // ---- writing --------------------------------------------------------
+
+  // Appends `bytes` (an encoded entry, or a removal) for `key` to the log
+  // of `name`, then its hint record. A failed append is cut off again.
+  Status append(const std::string& name, const CacheKey& key, std::span<const std::uint8_t> bytes,
+                bool removal = false) {
+    if (Status s = ensure_dir(options_.dir); !s.is_ok()) return s;
+    auto lock = append_lock(name, kAppendWait);
+    if (!lock) return lock.status();
+    auto db = db_for_append(name);
+    if (!db) return db.status();
+    return append_locked(name, **db, key, bytes, removal);
+  }
+
+  // append() once the append lock is held and `d` caught up.
+  Status append_locked(const std::string& name, Db& d, const CacheKey& key,
+                       std::span<const std::uint8_t> bytes, bool removal) {
+    auto size = d.log->size();
+    if (!size) return size.status();
+    const std::uint64_t at = userlog::padded(*size);
+    std::uint64_t hint_at = 0;
+    {
+      std::shared_lock read(d.mutex);
+      hint_at = d.hint_read;
+    }
+    static constexpr std::uint8_t kPadding[userlog::kAlignment] = {};
+    const std::uint64_t pad = userlog::padded(bytes.size()) - bytes.size();
+    Status s = d.log->write_at(at, bytes);
+    if (s.is_ok() && pad > 0) s = d.log->write_at(at + bytes.size(), {kPadding, pad});
+    if (s.is_ok() && options_.sync) s = d.log->sync();
+    if (!s.is_ok()) {
+      (void)d.log->truncate(at);  // nothing half-written stays for a reader
+      return s;
+    }
+    const HintRecord record{key, at, removal ? 0 : static_cast<std::uint32_t>(bytes.size())};
+    // The entry is committed: a hint record that cannot be written is
+    // written by the next append (which reads the log past the hint).
+    Status hinted = d.hint->write_at(hint_at, userlog::encode_hint(record));
+    if (!hinted.is_ok()) {
+      log_.debug("UserDb", "cannot append to " + hint_path(name) + ": " + hinted.message());
+    }
+    std::unique_lock write(d.mutex);
+    if (hinted.is_ok()) {
+      d.apply_hinted(record);
+      d.hint_read = hint_at + userlog::kHintRecordSize;
+    } else {
+      d.apply(record);
+    }
+    return Status::ok();
+  }
+
+  // The database `name` ready for an append; the caller holds its append
+  // lock. Creates the log when missing (a bad one is moved aside first),
+  // rebuilds a hint that does not match it, and catches the hint up with
+  // the log: records a killed writer appended without their hint records
+  // are added, and damaged bytes that end the log (a write cut short) are
+  // cut off.
+  Result<std::shared_ptr<Db>> db_for_append(const std::string& name) {
+    std::shared_ptr<Db> db;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = dbs_.find(name); it != dbs_.end()) db = it->second;
+    }
+    if (db == nullptr || replaced(name, *db) || !db->writable || !db->hint) {
+      forget(name);
+      auto opened = open_for_append(name);
+      if (!opened) return opened.status();
+      db = std::move(*opened);
+      std::lock_guard lock(mutex_);
+      dbs_[name] = db;
+    }
+    if (Status s = catch_up(name, *db); !s.is_ok()) return s;
+    return db;
+  }
+
+  Result<std::shared_ptr<Db>> open_for_append(const std::string& name) {
+    const std::string path = log_path(name);
+    if (auto info = env_.file_info(path); info && info->type != FileType::kRegular) {
+      quarantine_file(name, path, Status::corruption(path + " is not a regular file"));
+    }
+    auto opened = open_db(name);
+    if (!opened && opened.status().code() == StatusCode::kCorruption) {
+      quarantine_file(name, path, Status::corruption(path + ": " + opened.status().message()));
+      opened = std::shared_ptr<Db>();
+    }
+    if (opened && *opened == nullptr) {
+      // A new log: complete before its name appears, so that no reader
+      // ever meets half a header.
+      const auto header =
+          userlog::encode_header(userlog::FileKind::kLog, userlog::new_generation());
+      if (Status s = env_.write_file_atomic(path, header, options_.sync, 0600); !s.is_ok()) {
+        return s;
+      }
+      opened = open_db(name);
+      if (opened && *opened == nullptr) return Status::io_error(path + " vanished as it was made");
+    }
+    if (!opened) return opened.status();
+    std::shared_ptr<Db> db = std::move(*opened);
+    if (!db->writable) return Status::io_error("cannot write " + path + ": it opens read-only");
+    if (!db->hint) {
+      if (Status s = write_hint(name, *db); !s.is_ok()) return s;
+    }
+    return db;
+  }
+
+  // Brings the hint of `db` up to the log's end; the caller holds the
+  // append lock.
+  Status catch_up(const std::string& name, Db& db) {
+    std::unique_lock lock(db.mutex);
+    read_hint(db);
+    // A hint record torn by a killed writer (or half a record) is cut off.
+    if (auto size = db.hint->size(); size && *size > db.hint_read) {
+      if (Status s = db.hint->truncate(db.hint_read); !s.is_ok()) return s;
+    }
+    auto size = db.log->size();
+    if (!size) return size.status();
+    if (*size < db.read_end) {
+      // The log lost bytes its hint names (cut by hand?): scan it afresh.
+      auto scan = scan_log(*db.log);
+      if (!scan) return scan.status();
+      db.newest.clear();
+      for (const auto& [key, record] : scan->live) db.apply(record);
+      db.read_end = scan->end;
+      lock.unlock();
+      return write_hint(name, db);
+    }
+    std::vector<std::uint8_t> hints;
+    for (std::uint64_t offset = db.hinted_end; offset < *size;) {
+      auto step = userlog::scan_step(*db.log, offset, *size);
+      if (!step) return step.status();
+      if (step->kind == ScanStep::Kind::kEnd) break;
+      if (step->kind == ScanStep::Kind::kDamaged) {
+        if (step->next >= *size) {
+          log_.debug("UserDb", "cutting " + std::to_string(step->damaged) +
+                                   " bytes an interrupted write left at the end of " +
+                                   log_path(name));
+          if (Status s = db.log->truncate(offset); !s.is_ok()) return s;
+          break;
+        }
+        events_.on_corrupt(name_view(), log_path(name), step->problem);
+        offset = step->next;
+        db.hinted_end = offset;
+        continue;
+      }
+      const auto encoded = userlog::encode_hint(step->record);
+      hints.insert(hints.end(), encoded.begin(), encoded.end());
+      db.apply_hinted(step->record);
+      offset = step->next;
+    }
+    if (!hints.empty()) {
+      if (Status s = db.hint->write_at(db.hint_read, hints); !s.is_ok()) return s;
+      db.hint_read += hints.size();
+    }
+    return Status::ok();
+  }
+
+  // Writes a new hint for `db` (its newest records) and renames it into
+  // place; the caller holds the append lock.
+  Status write_hint(const std::string& name, Db& db) {
+    std::vector<std::uint8_t> bytes;
+    const auto header = userlog::encode_header(userlog::FileKind::kHint, db.generation);
+    bytes.insert(bytes.end(), header.begin(), header.end());
+    for (const HintRecord& record : db.records()) {
+      const auto encoded = userlog::encode_hint(record);
+      bytes.insert(bytes.end(), encoded.begin(), encoded.end());
+    }
+    const std::string path = hint_path(name);
+    if (auto info = env_.file_info(path); info && info->type != FileType::kRegular) {
+      quarantine_file(name, path, Status::corruption(path + " is not a regular file"));
+    }
+    if (Status s = env_.write_file_atomic(path, bytes, /*sync=*/false, 0600); !s.is_ok()) return s;
+    auto hint = env_.open_file(path, OpenMode::kReadWrite);
+    if (!hint) return hint.status();
+    std::unique_lock lock(db.mutex);
+    db.hint = std::move(*hint);
+    db.hint_read = bytes.size();
+    db.hinted_end = db.read_end;
+    return Status::ok();
+  }
+
+  // Reports a record that failed its checks, copies its bytes to
+  // quarantine/, and appends a removal so that no one reads it again (when
+  // the record is still its key's newest).
+  void damaged(const std::string& name, const HintRecord& record, const ByteBuffer& bytes,
+               const Status& problem) {
+    const std::string where = log_path(name) + " at offset " + std::to_string(record.offset);
+    events_.on_corrupt(name_view(), where, problem);
+    if (bytes.size > 0) (void)write_quarantine(name, record.key.hex(), bytes.span());
+    if (!ensure_dir(options_.dir).is_ok()) return;
+    auto lock = append_lock(name, std::chrono::seconds(1));
+    if (!lock) return;
+    auto db = db_for_append(name);
+    if (!db) return;
+    auto newest = (*db)->find(record.key);
+    if (!newest || newest->offset != record.offset) return;
+    const auto removal = userlog::encode_removal(record.key);
+    (void)append_locked(name, **db, record.key, removal, /*removal=*/true);
+  }
+
+  // ---- verify ---------------------------------------------------------
+
+  void verify_db(const std::string& name, bool repair, VerifyReport& report) {
+    const std::string path = log_path(name);
+    auto lock = append_lock(name, kAppendWait);  // a still log to look at
+    if (!lock) {
+      report.problems.push_back({path, "cannot check: " + lock.status().message(), false});
+      return;
+    }
+    auto info = env_.file_info(path);
+    if (!info) {
+      bool fixed = repair && env_.remove_all(hint_path(name)).is_ok();
+      report.problems.push_back({hint_path(name), "hint file without its log", fixed});
+      return;
+    }
+    if (info->type != FileType::kRegular) {
+      bool fixed = repair && move_to_quarantine(name, path);
+      report.problems.push_back({path, "not a regular file", fixed});
+      return;
+    }
+    auto log = env_.open_file(path, repair ? OpenMode::kReadWrite : OpenMode::kRead);
+    if (!log) {
+      report.problems.push_back({path, log.status().message(), false});
+      return;
+    }
+    std::uint8_t header[userlog::kHeaderSize];
+    Status read = (*log)->read_at(0, header);
+    auto generation = read.is_ok() ? userlog::decode_header(userlog::FileKind::kLog, header)
+                                   : Result<userlog::Generation>(read);
+    if (!generation) {
+      log->reset();
+      bool fixed = repair && move_to_quarantine(name, path);
+      if (fixed) forget(name);
+      report.problems.push_back({path, generation.status().message(), fixed});
+      return;
+    }
+    auto scan = scan_log(**log);
+    if (!scan) {
+      report.problems.push_back({path, scan.status().message(), false});
+      return;
+    }
+    report.entries_ok += scan->entries;
+    report.entries_checked += scan->entries;
+
+    std::vector<VerifyReport::Problem> found;
+    const RecordMap hinted = read_hint_file(name, *generation, found);
+    const bool hint_file_wrong = !found.empty();
+    // Damaged bytes where the hint places a present entry are a lost
+    // entry, named by its key. Damaged bytes no one refers to (a record
+    // already found bad by a lookup and removed, or replaced since) are
+    // dead space, which compaction drops; they are not a problem.
+    std::map<std::uint64_t, CacheKey> damaged_keys;  // region offset -> key
+    for (const ScanStep& step : scan->damaged) {
+      for (const auto& [key, record] : hinted) {
+        if (record.removal() || record.offset < step.record.offset || record.offset >= step.next) {
+          continue;
+        }
+        damaged_keys[step.record.offset] = key;
+        ++report.entries_checked;
+        found.push_back({path + " at offset " + std::to_string(step.record.offset),
+                         "entry " + key.hex() + ": " + step.problem.message() + " (" +
+                             std::to_string(step.damaged) + " bytes)",
+                         false});
+        break;
+      }
+    }
+    const bool damaged = !damaged_keys.empty();
+    if (scan->torn_tail) {
+      found.push_back({path,
+                       "an interrupted write left " + std::to_string(scan->torn_tail->damaged) +
+                           " bytes at the end of the log",
+                       false});
+    }
+    const bool hint_wrong =
+        compare_hint(name, *scan, hinted, damaged_keys, found) || hint_file_wrong;
+
+    if (repair && !found.empty()) {
+      Status fixed;
+      if (damaged) {
+        fixed = compact(name, **log, *scan, damaged_keys);
+      } else {
+        if (scan->torn_tail) fixed = (*log)->truncate(scan->torn_tail->record.offset);
+        if (fixed.is_ok() && hint_wrong) {
+          Db db;
+          db.generation = *generation;
+          for (const auto& [key, record] : scan->live) db.apply(record);
+          db.read_end = scan->end;
+          fixed = write_hint(name, db);
+        }
+      }
+      forget(name);
+      for (auto& problem : found) problem.repaired = fixed.is_ok();
+      if (!fixed.is_ok()) found.push_back({path, "repair failed: " + fixed.message(), false});
+    }
+    report.problems.insert(report.problems.end(), found.begin(), found.end());
+  }
+
+  // The records the hint file of `name` holds, when it describes the log
+  // of `generation`; adds what is wrong with the file itself to `found`.
+  RecordMap read_hint_file(const std::string& name, const userlog::Generation& generation,
+                           std::vector<VerifyReport::Problem>& found) {
+    const std::string path = hint_path(name);
+    auto hint = env_.open_file(path, OpenMode::kRead);
+    if (!hint) {
+      found.push_back({path, hint.status().message(), false});
+      return {};
+    }
+    Db db;
+    db.hint = std::move(*hint);
+    if (!matches(*db.hint, generation)) {
+      found.push_back({path, "the hint file does not describe this log", false});
+      return {};
+    }
+    read_hint(db);
+    if (auto size = db.hint->size(); size && *size > db.hint_read) {
+      found.push_back({path,
+                       "damaged hint record at offset " + std::to_string(db.hint_read) + " (" +
+                           std::to_string(*size - db.hint_read) + " bytes not read)",
+                       false});
+    }
+    return std::move(db.newest);
+  }
+
+  // Adds where the hint disagrees with a scan of the log (but for keys
+  // whose records were found damaged, reported already); true if it does.
+  bool compare_hint(const std::string& name, const LogScan& scan, const RecordMap& hinted,
+                    const std::map<std::uint64_t, CacheKey>& damaged_keys,
+                    std::vector<VerifyReport::Problem>& found) {
+    const std::size_t before = found.size();
+    for (const auto& [key, record] : scan.live) {
+      auto it = hinted.find(key);
+      if (it == hinted.end() || it->second.offset != record.offset) {
+        found.push_back({log_path(name),
+                         "entry " + key.hex() + " at offset " + std::to_string(record.offset) +
+                             " is not in the hint file",
+                         false});
+      }
+    }
+    std::set<CacheKey> damaged;
+    for (const auto& [offset, key] : damaged_keys) damaged.insert(key);
+    for (const auto& [key, record] : hinted) {
+      if (!record.removal() && !scan.live.contains(key) && !damaged.contains(key)) {
+        found.push_back({hint_path(name),
+                         "hint names entry " + key.hex() + " which the log does not hold", false});
+      }
+    }
+    return found.size() > before || !damaged.empty();
+  }
+
+  // Writes a new log holding the good newest records of `scan` (damaged
+  // bytes are copied to quarantine/ first) and its hint, and renames both
+  // into place; the caller holds the append lock. Processes that hold the
+  // old files notice on their next miss.
+  Status compact(const std::string& name, const File& log, const LogScan& scan,
+                 const std::map<std::uint64_t, CacheKey>& damaged_keys) {
+    for (const ScanStep& step : scan.damaged) {
+      ByteBuffer bytes = ByteBuffer::allocate(step.damaged);
+      if (log.read_at(step.record.offset, bytes.mutable_span()).is_ok()) {
+        auto key = damaged_keys.find(step.record.offset);
+        (void)write_quarantine(name,
+                               key != damaged_keys.end()
+                                   ? key->second.hex()
+                                   : "ukdb-at-" + std::to_string(step.record.offset),
+                               bytes.span());
+      }
+    }
+    Db db;
+    db.generation = userlog::new_generation();
+    std::vector<HintRecord> records;
+    for (const auto& [key, record] : scan.live) records.push_back(record);
+    std::sort(records.begin(), records.end(),
+              [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
+    const std::string path = log_path(name);
+    const std::string temp = path + ".tmp.compact." + std::to_string(env_.now_unix());
+    auto out = env_.new_writable_file(temp, 0600);
+    if (!out) return out.status();
+    const auto header = userlog::encode_header(userlog::FileKind::kLog, db.generation);
+    Status s = (*out)->append(header);
+    std::uint64_t at = userlog::kHeaderSize;
+    static constexpr std::uint8_t kPadding[userlog::kAlignment] = {};
+    for (const HintRecord& record : records) {
+      if (!s.is_ok()) break;
+      ByteBuffer bytes = ByteBuffer::allocate(record.size);
+      s = log.read_at(record.offset, bytes.mutable_span());
+      if (s.is_ok()) s = (*out)->append(bytes.span());
+      const std::uint64_t pad = userlog::padded(record.size) - record.size;
+      if (s.is_ok() && pad > 0) s = (*out)->append({kPadding, pad});
+      db.apply(HintRecord{record.key, at, record.size});
+      at += userlog::padded(record.size);
+    }
+    if (s.is_ok() && options_.sync) s = (*out)->sync();
+    if (s.is_ok()) s = (*out)->close();
+    out->reset();
+    if (s.is_ok()) s = env_.rename(temp, path);
+    if (!s.is_ok()) {
+      (void)env_.remove_file(temp);
+      return s;
+    }
+    db.read_end = at;
+    return write_hint(name, db);
+  }
+
+  // Temporary files (`<db>.ukdb.tmp.*`, `<db>.ukdx.tmp.*`) older than an
+  // hour: a writer that was killed before its rename left them.
+  std::vector<std::string> stale_temp_files(const std::string& name) const {
+    std::vector<std::string> files;
+    auto names = env_.list_dir(options_.dir);
+    if (!names) return files;
+    const std::int64_t now = env_.now_unix();
+    for (const auto& file : *names) {
+      if (file.is_dir) continue;
+      if (!file.name.starts_with(name + std::string(kLogSuffix) + ".tmp.") &&
+          !file.name.starts_with(name + std::string(kHintSuffix) + ".tmp.")) {
+        continue;
+      }
+      const std::string path = options_.dir + "/" + file.name;
+      auto info = env_.file_info(path);
+      if (info && info->type == FileType::kRegular &&
+          now - info->modified_unix > kStaleTempSeconds) {
+        files.push_back(path);
+      }
+    }
+    return files;
+  }
+
+  // ---- locks, folders, quarantine ---------------------------------------
+
+  // Locks byte `offset` of <db>.locks. Something other than a plain file
+  // where the lock file belongs (a folder, say) is moved aside like any bad
+  // file, and the lock tried again, once. The content of a lock file is
+  // never read, so garbage in it is harmless.
+  Result<std::unique_ptr<FileLock>> lock_byte(const std::string& db, std::uint64_t offset) {
+    const std::string path = options_.dir + "/" + db + std::string(kLocksSuffix);
+    auto lock = env_.try_lock(path, offset);
+    if (auto info = env_.file_info(path); !lock && info && info->type != FileType::kRegular) {
+      events_.on_corrupt(name_view(), path,
+                         Status::corruption("not a lock file: " + lock.status().message()));
+      move_to_quarantine(db, path);
+      lock = env_.try_lock(path, offset);
+    }
+    return lock;
+  }
+
+  // The append lock of `name`, waited for up to `wait` (polling: the
+  // holder is writing one entry).
+  Result<std::unique_ptr<FileLock>> append_lock(const std::string& name,
+                                                std::chrono::milliseconds wait) {
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    auto pause = std::chrono::microseconds(100);
+    while (true) {
+      auto lock = lock_byte(name, kAppendLockOffset);
+      if (!lock || *lock) return lock;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return Status::timeout("another process has been writing to " + log_path(name) + " for " +
+                               std::to_string(wait.count() / 1000) + " s");
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(10000));
+    }
   }
 
   // Whether this process may write in the tier's folder (asked once).
@@ -266,66 +919,6 @@ class UserTier final : public Tier {
     std::lock_guard lock(mutex_);
     if (!folder_writable_) folder_writable_ = env_.check_writable(options_.dir).is_ok();
     return *folder_writable_;
-  }
-
-  std::string index_path(const std::string& db) const {
-    return options_.dir + "/" + db + std::string(kIndexSuffix);
-  }
-  std::string entries_dir(const std::string& db) const {
-    return options_.dir + "/" + db + std::string(kEntriesSuffix);
-  }
-  std::string entry_path(const std::string& db, const CacheKey& key) const {
-    std::string hex = key.hex();
-    return entries_dir(db) + "/" + hex.substr(0, 2) + "/" + hex;
-  }
-
-  // (path, key) of every entry file of `db` (or whatever else bears a key's
-  // name there); temporary files are skipped.
-  std::vector<std::pair<std::string, CacheKey>> entry_files(const std::string& db) const {
-    std::vector<std::pair<std::string, CacheKey>> files;
-    auto shards = env_.list_dir(entries_dir(db));
-    if (!shards) return files;
-    for (const auto& shard : *shards) {
-      if (!shard.is_dir) continue;
-      auto names = env_.list_dir(entries_dir(db) + "/" + shard.name);
-      if (!names) continue;
-      for (const auto& file : *names) {
-        if (auto key = CacheKey::from_hex(file.name)) {
-          files.emplace_back(entries_dir(db) + "/" + shard.name + "/" + file.name, *key);
-        }
-      }
-    }
-    return files;
-  }
-
-  // Temporary entry files (`<key>.tmp.<pid>...`) older than an hour: a
-  // writer that was killed before its rename left them.
-  std::vector<std::string> stale_temp_files(const std::string& db) const {
-    std::vector<std::string> files;
-    auto shards = env_.list_dir(entries_dir(db));
-    if (!shards) return files;
-    const std::int64_t now = env_.now_unix();
-    for (const auto& shard : *shards) {
-      if (!shard.is_dir) continue;
-      const std::string folder = entries_dir(db) + "/" + shard.name;
-      auto names = env_.list_dir(folder);
-      if (!names) continue;
-      for (const auto& file : *names) {
-        if (file.is_dir || file.name.find(".tmp.") == std::string::npos) continue;
-        auto info = env_.file_info(folder + "/" + file.name);
-        if (info && info->type == FileType::kRegular &&
-            now - info->modified_unix > kStaleTempSeconds) {
-          files.push_back(folder + "/" + file.name);
-        }
-      }
-    }
-    return files;
-  }
-
-  static IndexRow row_for(const std::string& db, const Entry& entry, std::uint64_t stored) {
-    EntryInfo info = summarize_entry(db, entry, stored);
-    return {entry.key,         info.backend,       info.kernels,      info.bytes,
-            info.stored_bytes, entry.created_unix, entry.created_unix};
   }
 
   Status ensure_dir(const std::string& dir) {
@@ -339,240 +932,78 @@ class UserTier final : public Tier {
     return Status::ok();
   }
 
-  // Runs `action` on the index of `db`. An index found damaged, on opening
-  // or by `action` (a zeroed page, a foreign WAL, a folder where the WAL
-  // belongs), is moved to quarantine/ and rebuilt from the entry files, and
-  // `action` runs once more: the index never fails a lookup or a compile.
-  template <class Action>
-  Status with_index(const std::string& db, Action&& action) {
-    Status s;
+  // Once per tier: a cache on a network file system works (records are
+  // checked; locks go through the lock manager) but every hit reads over
+  // the network.
+  void warn_if_network() {
     {
-      auto index = open_index(db, /*repair=*/true);
-      if (!index) return index.status();
-      s = action(**index);
+      std::lock_guard lock(mutex_);
+      if (std::exchange(network_checked_, true)) return;
     }
-    if (s.is_ok()) return s;
-    const bool corrupt = s.code() == StatusCode::kCorruption;
-    if (!corrupt && misplaced_index_files(db).empty()) return s;
-    // Closed before the files move: SQLite shares one file's state among the
-    // connections of a process, so a connection left open would hand the
-    // damage on to the new one.
-    forget_index(db);
-    if (corrupt) {
-      quarantine_index(db, s);
-    } else {
-      quarantine_misplaced_index_files(db);
-    }
-    auto index = open_index(db, /*repair=*/true);
-    if (!index) return index.status();
-    return action(**index);
-  }
-
-  // The index of `db`, opened once per tier. With `repair`, an index that
-  // SQLite calls corrupt, or an index, WAL or journal that is not a regular
-  // file, is moved to quarantine/ and created afresh; what was done is
-  // appended to `repairs`. A new index is filled from the entry files.
-  Result<std::shared_ptr<UserIndex>> open_index(const std::string& db, bool repair,
-                                                std::vector<std::string>* repairs = nullptr) {
-    if (auto open = cached_index(db)) return open;
-    std::lock_guard opening(open_mutex_);  // one opener (and re-indexer) at a time
-    if (auto open = cached_index(db)) return open;
-    if (Status s = ensure_dir(options_.dir); !s.is_ok()) return s;
-    const std::string path = index_path(db);
-    const IndexJournal journal = journal_mode();
-    auto opened = UserIndex::open(path, kBusyTimeoutMs, journal);
-    if (!opened && repair) {
-      if (opened.status().code() == StatusCode::kCorruption) {
-        // Another process may have rebuilt it a moment ago.
-        opened = UserIndex::open(path, kBusyTimeoutMs, journal);
-        if (!opened && opened.status().code() == StatusCode::kCorruption) {
-          quarantine_index(db, opened.status());
-          if (repairs) repairs->push_back(rebuilt_text(opened.status()));
-          opened = UserIndex::open(path, kBusyTimeoutMs, journal);
-        }
-      } else if (auto moved = quarantine_misplaced_index_files(db); !moved.empty()) {
-        if (repairs) repairs->insert(repairs->end(), moved.begin(), moved.end());
-        opened = UserIndex::open(path, kBusyTimeoutMs, journal);
-      }
-    }
-    if (!opened) return opened.status();
-    std::shared_ptr<UserIndex> index = std::move(*opened);
-    if (index->created()) reindex(db, *index);
-    std::lock_guard lock(mutex_);
-    return indexes_.emplace(db, std::move(index)).first->second;
-  }
-
-  std::shared_ptr<UserIndex> cached_index(const std::string& db) {
-    std::lock_guard lock(mutex_);
-    auto it = indexes_.find(db);
-    return it == indexes_.end() ? nullptr : it->second;
-  }
-
-  // Closes this tier's connection to the index of `db` (once its last user
-  // is done).
-  void forget_index(const std::string& db) {
-    std::lock_guard lock(mutex_);
-    indexes_.erase(db);
-  }
-
-  // WAL, unless the folder is on a network file system (or FUSE, which may
-  // be one): WAL's shared memory does not reach across machines, and
-  // SQLite's documentation warns it breaks there. Decided once.
-  IndexJournal journal_mode() {
-    if (journal_) return *journal_;
     const FileSystemInfo fs = env_.file_system(options_.dir);
-    journal_ = fs.kind == FileSystemKind::kLocal ? IndexJournal::kWal : IndexJournal::kRollback;
     if (fs.kind == FileSystemKind::kNetwork) {
       log_.warn_once("UserDb:network:" + options_.dir, "UserDb",
                      "The user cache " + options_.dir + " is on a network file system (" + fs.name +
-                         "): its index keeps a rollback journal instead of WAL, whose shared "
-                         "memory does not work across machines; entries are still stored and "
-                         "served. For speed, put the cache on a local disk "
-                         "(KCACHE_CUSTOM_CACHE_DIR)");
+                         "): entries are still stored and served, but every hit reads over the "
+                         "network and entries written on other machines may be seen late. For "
+                         "speed, put the cache on a local disk (KCACHE_CUSTOM_CACHE_DIR)");
     } else if (fs.kind == FileSystemKind::kFuse) {
-      log_.debug("UserDb", "the user cache " + options_.dir +
-                               " is on FUSE (perhaps sshfs); its index keeps a rollback journal");
+      log_.debug("UserDb", "the user cache " + options_.dir + " is on FUSE (perhaps sshfs)");
     }
-    return *journal_;
   }
 
-  static std::string rebuilt_text(const Status& problem) {
-    return problem.message() + "; moved to " + std::string(kQuarantineFolder) +
-           "/ and rebuilt from the entry files";
+  std::string log_path(const std::string& name) const {
+    return options_.dir + "/" + name + std::string(kLogSuffix);
   }
+  std::string hint_path(const std::string& name) const {
+    return options_.dir + "/" + name + std::string(kHintSuffix);
+  }
+  std::string_view name_view() const { return "user"; }
 
-  // Moves the index of `db` and its WAL, shared-memory and journal files to
-  // quarantine/ (a WAL without its database, or the other way round, is
-  // worthless) and reports it once.
-  void quarantine_index(const std::string& db, const Status& problem) {
-    const std::string path = index_path(db);
-    events_.on_corrupt(name(), path, Status(problem.code(), rebuilt_text(problem)));
+  // Reports a bad file and moves it aside.
+  void quarantine_file(const std::string& db, const std::string& path, const Status& problem) {
+    events_.on_corrupt(name_view(), path, problem);
     move_to_quarantine(db, path);
-    for (std::string_view suffix : kIndexSideSuffixes) {
-      const std::string side = path + std::string(suffix);
-      if (env_.file_info(side).is_ok()) move_to_quarantine(db, side);
-    }
+    forget(db);
   }
 
-  // The index and side files of `db` that exist but are not regular files
-  // (a folder, a fifo, a symbolic link): SQLite cannot open the index then.
-  std::vector<std::string> misplaced_index_files(const std::string& db) const {
-    std::vector<std::string> found;
-    const std::string path = index_path(db);
-    std::vector<std::string> candidates{path};
-    for (std::string_view suffix : kIndexSideSuffixes)
-      candidates.push_back(path + std::string(suffix));
-    for (const auto& candidate : candidates) {
-      auto info = env_.file_info(candidate);
-      if (info && info->type != FileType::kRegular) found.push_back(candidate);
+  std::string quarantine_stem(const std::string& db, const std::string& what) const {
+    return options_.dir + "/" + std::string(kQuarantineFolder) + "/" + db + "." + what + "." +
+           std::to_string(env_.now_unix());
+  }
+  std::string free_quarantine_name(const std::string& stem) const {
+    std::string target = stem + ".bad";
+    for (int n = 1; env_.file_info(target).is_ok() && n < 1000; ++n) {
+      target = stem + "." + std::to_string(n) + ".bad";
     }
-    return found;
+    return target;
   }
 
-  // Moves those aside; returns one line per file moved.
-  std::vector<std::string> quarantine_misplaced_index_files(const std::string& db) {
-    std::vector<std::string> moved;
-    for (const auto& path : misplaced_index_files(db)) {
-      Status problem =
-          Status::corruption(path + " is not a regular file; moved to " +
-                             std::string(kQuarantineFolder) + "/ and the index rebuilt");
-      events_.on_corrupt(name(), path, problem);
-      if (move_to_quarantine(db, path)) moved.push_back(problem.message());
+  // Copies bad bytes to quarantine/<db>.<what>.<unix time>.bad.
+  Status write_quarantine(const std::string& db, const std::string& what,
+                          std::span<const std::uint8_t> bytes) {
+    if (Status s =
+            env_.create_dirs(options_.dir + "/" + std::string(kQuarantineFolder), kFolderMode);
+        !s.is_ok()) {
+      return s;
     }
-    return moved;
-  }
-
-  // Fills a new index from the entry files, which are the truth: after the
-  // index was lost or quarantined, nothing but this time is lost. Bad
-  // entries met on the way are quarantined.
-  void reindex(const std::string& db, UserIndex& index) {
-    std::vector<IndexRow> rows;
-    for (const auto& [path, key] : entry_files(db)) {
-      auto bytes = env_.read_file(path);
-      if (!bytes) continue;  // removed meanwhile, or unreadable: not indexed
-      auto entry = decode_entry(*bytes, &key);
-      if (!entry) {
-        quarantine(db, path, &key, entry.status());
-        continue;
-      }
-      rows.push_back(row_for(db, *entry, bytes->size));
-    }
-    if (rows.empty()) return;
-    if (Status s = index.upsert_all(rows); !s.is_ok()) {
-      log_.debug("UserDb", "re-indexing " + index_path(db) + ": " + s.message());
-    }
-  }
-
-  // Checks the index of `db` for verify and collects its keys; false when
-  // its rows cannot be trusted.
-  bool verify_index(const std::string& db, bool repair, VerifyReport& report,
-                    std::set<CacheKey>& indexed) {
-    const std::string path = index_path(db);
-    if (!repair) {
-      for (const auto& misplaced : misplaced_index_files(db)) {
-        report.problems.push_back({misplaced, "not a regular file", false});
-      }
-    }
-    std::vector<std::string> repairs;
-    Status checked;
-    {
-      auto index = open_index(db, repair, &repairs);
-      for (const auto& done : repairs) report.problems.push_back({path, done, true});
-      if (!index) {
-        report.problems.push_back({path, index.status().message(), false});
-        return false;
-      }
-      checked = (*index)->check();
-      if (checked.is_ok()) checked = collect_keys(**index, indexed);
-    }
-    if (checked.is_ok()) return true;
-    if (!repair || checked.code() != StatusCode::kCorruption) {
-      report.problems.push_back({path, checked.message(), false});
-      return false;
-    }
-    forget_index(db);  // closed before the files move (see with_index)
-    quarantine_index(db, checked);
-    auto index = open_index(db, /*repair=*/true);
-    const bool rebuilt = index.is_ok() && collect_keys(**index, indexed).is_ok();
-    report.problems.push_back({path, rebuilt_text(checked), rebuilt});
-    return rebuilt;
-  }
-
-  static Status collect_keys(UserIndex& index, std::set<CacheKey>& keys) {
-    auto rows = index.rows();
-    if (!rows) return rows.status();
-    keys.clear();
-    for (const auto& row : *rows) keys.insert(row.key);
-    return Status::ok();
+    return env_.write_file_atomic(free_quarantine_name(quarantine_stem(db, what)), bytes,
+                                  /*sync=*/false, 0600);
   }
 
   // Moves `path` to quarantine/<db>.<name>.<unix time>.bad (never deletes
   // it silently); true when moved. A file that cannot be moved is removed,
   // so that it is not met again.
   bool move_to_quarantine(const std::string& db, const std::string& path) {
-    const std::string folder = options_.dir + "/" + std::string(kQuarantineFolder);
     const std::string base = path.substr(path.find_last_of('/') + 1);
-    const std::string stem = folder + "/" + db + "." + base + "." + std::to_string(env_.now_unix());
-    std::string target = stem + ".bad";
-    for (int n = 1; env_.file_info(target).is_ok() && n < 1000; ++n) {
-      target = stem + "." + std::to_string(n) + ".bad";
-    }
-    Status moved = env_.create_dirs(folder, kFolderMode);
+    const std::string target = free_quarantine_name(quarantine_stem(db, base));
+    Status moved =
+        env_.create_dirs(options_.dir + "/" + std::string(kQuarantineFolder), kFolderMode);
     if (moved.is_ok()) moved = env_.rename(path, target);
     if (moved.is_ok()) return true;
     if (env_.remove_file(path).is_ok()) return false;
     (void)env_.remove_all(path);  // a folder where a file belongs
     return false;
-  }
-
-  // Moves a bad entry aside and reports it; its index row goes too.
-  void quarantine(const std::string& db, const std::string& path, const CacheKey* key,
-                  const Status& problem) {
-    events_.on_corrupt(name(), path, problem);
-    move_to_quarantine(db, path);
-    if (key != nullptr) {
-      if (auto index = cached_index(db)) index->remove(*key);
-    }
   }
 
   const UserTierOptions options_;
@@ -581,11 +1012,9 @@ class UserTier final : public Tier {
   TierEvents& events_;
   std::mutex mutex_;  // guards the members below
   std::set<std::string> created_dirs_;
-  std::map<std::string, std::shared_ptr<UserIndex>> indexes_;
-  std::map<std::string, std::shared_ptr<const Directory>, std::less<>> folders_;
+  std::map<std::string, std::shared_ptr<Db>, std::less<>> dbs_;
   std::optional<bool> folder_writable_;
-  std::mutex open_mutex_;  // held while an index is opened; guards journal_
-  std::optional<IndexJournal> journal_;
+  bool network_checked_ = false;
 };
 
 }  // namespace

@@ -1,15 +1,17 @@
 // The user tier: the read-write cache of this user, one database per
 // target under <cache dir>/<version>/:
-//   <db>.ukdb                     SQLite index (WAL; a rollback journal on
-//                                 a network file system)
-//   <db>.entries/<k0k1>/<key hex> one entry file per key
-//   quarantine/                   bad files, moved aside with a timestamp:
-//                                 <db>.<file name>.<unix time>.bad
-// Folders are created 0700 on the first write. A hit reads one entry file
-// and never the index; a write renames a synced temporary file into place,
-// then records the row. The entry files are the truth: a damaged index
-// (and its WAL and SHM) is quarantined and rebuilt from them, and never
-// fails a lookup or a write. See docs/design.md §3-6.
+//   <db>.ukdb     the log: every entry appended, self-checking (the truth)
+//   <db>.ukdx     its hint: where each key's newest record lies (derived)
+//   <db>.locks    byte locks: one per key for compiles, byte 0 for appends
+//   quarantine/   bad bytes, copied aside with a timestamp:
+//                 <db>.<key or file name>.<unix time>.bad
+// Folders are created 0700 on the first write. A process reads the hint
+// once and keeps the log open: a hit is one pread and the entry's checks.
+// A write appends the entry under the append lock, syncs it, then appends
+// its hint record; a reader never locks. A damaged or missing hint is
+// rebuilt from the log; damaged log bytes are skipped, and cut off when
+// they end the log (a write interrupted by a kill). See docs/design.md §3-6
+// and docs/formats.md §3.
 #pragma once
 
 #include <memory>
@@ -17,14 +19,13 @@
 
 #include "core/log.h"
 #include "env/env.h"
-#include "format/compression.h"
 #include "store/tier.h"
 
 namespace kcache {
 
 struct UserTierOptions {
   std::string dir;   // <cache dir>/<version>
-  bool sync = true;  // fsync entry files before they become visible
+  bool sync = true;  // fdatasync each appended entry before its hint record
 };
 
 std::unique_ptr<Tier> make_user_tier(UserTierOptions options, Env& env, const Logger& log,
