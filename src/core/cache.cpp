@@ -135,10 +135,11 @@ class Cache::Impl final : public TierEvents {
 
   void on_corrupt(std::string_view tier, const std::string& where, const Status& problem) override {
     ++stats_.corrupt_entries;
-    log_.warn_once("Integrity:" + where, "Integrity",
-                   "Bad " + std::string(tier) + " cache file " + where + " (" + problem.message() +
-                       "); it is not used" +
-                       (tier == "user" ? " (kept in quarantine/); what it held is compiled again" : ""));
+    log_.warn_once(
+        "Integrity:" + where, "Integrity",
+        "Bad " + std::string(tier) + " cache file " + where + " (" + problem.message() +
+            "); it is not used" +
+            (tier == "user" ? " (kept in quarantine/); what it held is compiled again" : ""));
   }
 
   Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& requested,
