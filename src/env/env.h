@@ -160,6 +160,9 @@ class Env {
   // existing non-folder is kIoError.
   virtual Status create_dirs(const std::string& path, mode_t mode) = 0;
   virtual Status rename(const std::string& from, const std::string& to) = 0;
+  // fsync of the folder `path`: the names renamed or created in it last
+  // through a power cut.
+  virtual Status sync_dir(const std::string& path) = 0;
   // Removing what does not exist is ok.
   virtual Status remove_file(const std::string& path) = 0;
   virtual Status remove_all(const std::string& path) = 0;
@@ -218,6 +221,7 @@ class EnvWrapper : public Env {
   Status rename(const std::string& from, const std::string& to) override {
     return target_.rename(from, to);
   }
+  Status sync_dir(const std::string& path) override { return target_.sync_dir(path); }
   Status remove_file(const std::string& path) override { return target_.remove_file(path); }
   Status remove_all(const std::string& path) override { return target_.remove_all(path); }
   Result<std::vector<DirEntry>> list_dir(const std::string& path) const override {

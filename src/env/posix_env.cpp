@@ -329,6 +329,15 @@ class PosixEnv final : public Env {
     return Status::ok();
   }
 
+  Status sync_dir(const std::string& path) override {
+    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd.get() < 0) return errno_status("cannot open folder", path, errno);
+    while (::fsync(fd.get()) != 0) {
+      if (errno != EINTR) return errno_status("cannot sync folder", path, errno);
+    }
+    return Status::ok();
+  }
+
   Status remove_file(const std::string& path) override {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
       return errno_status("cannot remove", path, errno);

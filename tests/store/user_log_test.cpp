@@ -146,5 +146,25 @@ TEST(UserLogScanTest, FindsRecordsSkipsDamageAndStopsAtATornTail) {
   EXPECT_EQ(steps[4].next, log.size());
 }
 
+// A log cut while it is scanned (a writer mending a torn tail): what is
+// gone reads as damaged bytes up to the size the scan began with, never as
+// an error.
+TEST(UserLogScanTest, ALogCutWhileScannedIsDamageNotAnError) {
+  TempFolder dir;
+  const auto a = entry_bytes("a");
+  std::vector<std::uint8_t> log(kHeaderSize, 0);
+  log.insert(log.end(), a.begin(), a.end());
+  testing::write_file(dir / "db.ukdb", std::string(log.begin(), log.end()));
+  auto file = *Env::posix().open_file(dir / "db.ukdb", OpenMode::kRead);
+  const std::uint64_t old_size = log.size() + 4096;  // as if 4 KiB were cut since
+  auto first = scan_step(*file, kHeaderSize, old_size);
+  ASSERT_TRUE(first.is_ok());
+  EXPECT_EQ(first->kind, ScanStep::Kind::kEntry);
+  auto rest = scan_step(*file, first->next, old_size);
+  ASSERT_TRUE(rest.is_ok()) << rest.status().to_string();
+  EXPECT_EQ(rest->kind, ScanStep::Kind::kDamaged);
+  EXPECT_EQ(rest->next, old_size);
+}
+
 }  // namespace
 }  // namespace kcache::userlog

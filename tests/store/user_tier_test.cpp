@@ -356,6 +356,67 @@ TEST_F(UserTierTest, NextWriterCutsATornTailAndHintsWhatWasLeft) {
   EXPECT_EQ(events.count, 0);
 }
 
+// Hint records that cannot be written (a full disk) while a writer catches
+// up are looked for again by the next append: the record they name is not
+// skipped for good.
+TEST_F(UserTierTest, HintRecordsThatCannotBeWrittenAreWrittenLater) {
+  Entry orphan = entry_named("orphan");
+  {
+    auto t = tier();
+    put(*t, "db", entry_named("first"));
+  }
+  auto bytes = *encode_entry(orphan, Compression::kNone);
+  bytes.resize(userlog::padded(bytes.size()));
+  testing::overwrite(log_file("db"), std::filesystem::file_size(log_file("db")),
+                     {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+  testing::FaultEnv env;
+  auto writer = make_user_tier({dir / "v1", true}, env, log, events);
+  env.inject(testing::FaultOp::kWrite, ".ukdx", ENOSPC);
+  Entry second = entry_named("second");
+  EXPECT_FALSE(writer->put("db", second, *encode_entry(second, Compression::kNone)).is_ok());
+  env.clear_faults();
+  Entry third = entry_named("third");
+  put(*writer, "db", third);
+  VerifyReport report;
+  ASSERT_TRUE(tier()->verify(false, report).is_ok());
+  for (const auto& p : report.problems) ADD_FAILURE() << p.path << ": " << p.problem;
+  auto reader = tier();
+  EXPECT_TRUE(hit(*reader, "db", orphan));
+  EXPECT_TRUE(hit(*reader, "db", third));
+}
+
+// An I/O error while listing is an error, not damage: nothing is removed.
+TEST_F(UserTierTest, ReadErrorWhileListingRemovesNothing) {
+  Entry e = entry_named("k");
+  put(*tier(), "db", e);
+  testing::FaultEnv env;
+  auto t = make_user_tier({dir / "v1", true}, env, log, events);
+  env.inject(testing::FaultOp::kRead, ".ukdb", EIO);
+  auto listed = t->list("db");
+  EXPECT_FALSE(listed.is_ok());
+  EXPECT_NE(listed.status().message().find("Input/output error"), std::string::npos);
+  env.clear_faults();
+  EXPECT_TRUE(hit(*t, "db", e));
+  EXPECT_EQ(events.count, 0);
+}
+
+// A reader that meets a bad log moves it aside only when no one is
+// appending (it may be being replaced); otherwise the next write does.
+TEST_F(UserTierTest, BadLogIsMovedAsideOnlyUnderTheAppendLock) {
+  testing::write_file(log_file("db"), std::string(5000, 'x'));
+  auto held = Env::posix().try_lock(dir / "v1/db.locks", 0);
+  ASSERT_TRUE(held.is_ok() && *held != nullptr);
+  auto t = tier();
+  EXPECT_FALSE(t->get({"db", "db"}, entry_named("k").key)->has_value());
+  EXPECT_EQ(std::filesystem::file_size(log_file("db")), 5000u);  // left in place
+  EXPECT_EQ(quarantined(), 0);
+  held->reset();
+  EXPECT_FALSE(t->get({"db", "db"}, entry_named("k").key)->has_value());
+  EXPECT_EQ(quarantined(), 1);
+  EXPECT_EQ(events.count, 1);
+  EXPECT_FALSE(std::filesystem::exists(log_file("db")));
+}
+
 // A failed append (a full disk) is cut off again: nothing half-written is
 // left for a reader, and the next append starts where it began.
 TEST_F(UserTierTest, FailedAppendLeavesNothingBehind) {

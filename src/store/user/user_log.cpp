@@ -1,8 +1,11 @@
 #include "store/user/user_log.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "format/endian.h"
 #include "format/entry.h"
@@ -30,15 +33,19 @@ CacheKey key_at(const std::uint8_t* p) {
   return CacheKey(bytes);
 }
 
-// The valid record at `offset`, or nullopt (kCorruption-worthy bytes);
-// an I/O error as a Status.
+// The valid record at `offset`, or nullopt (kCorruption-worthy bytes, or
+// bytes that are gone: the log may be cut while it is read, by a writer
+// mending a torn tail); an I/O error as a Status.
 Result<std::optional<HintRecord>> record_at(const File& log, std::uint64_t offset,
                                             std::uint64_t log_size) {
   const std::uint64_t left = log_size - offset;
   std::uint8_t header[kEntryHeaderSize];
   const std::size_t head = static_cast<std::size_t>(std::min<std::uint64_t>(left, sizeof header));
   if (head < 4) return std::optional<HintRecord>();
-  if (Status s = log.read_at(offset, {header, head}); !s.is_ok()) return s;
+  if (Status s = log.read_at(offset, {header, head}); !s.is_ok()) {
+    if (s.code() == StatusCode::kCorruption) return std::optional<HintRecord>();  // cut short
+    return s;
+  }
   if (std::memcmp(header, kRemovalMagic, 4) == 0) {
     auto key = decode_removal({header, head});
     if (!key) return std::optional<HintRecord>();
@@ -48,7 +55,10 @@ Result<std::optional<HintRecord>> record_at(const File& log, std::uint64_t offse
   auto size = entry_size({header, head});
   if (!size || *size > left) return std::optional<HintRecord>();
   ByteBuffer bytes = ByteBuffer::allocate(static_cast<std::size_t>(*size));
-  if (Status s = log.read_at(offset, bytes.mutable_span()); !s.is_ok()) return s;
+  if (Status s = log.read_at(offset, bytes.mutable_span()); !s.is_ok()) {
+    if (s.code() == StatusCode::kCorruption) return std::optional<HintRecord>();  // cut short
+    return s;
+  }
   auto entry = decode_entry(bytes);
   if (!entry) return std::optional<HintRecord>();
   return std::optional<HintRecord>(
@@ -58,10 +68,20 @@ Result<std::optional<HintRecord>> record_at(const File& log, std::uint64_t offse
 }  // namespace
 
 Generation new_generation() {
-  std::random_device random;
   Generation generation;
-  for (std::size_t i = 0; i < generation.size(); i += 4) {
-    le::put_u32(generation.data() + i, random());
+  try {
+    std::random_device random;
+    for (std::size_t i = 0; i < generation.size(); i += 4) {
+      le::put_u32(generation.data() + i, random());
+    }
+  } catch (const std::exception&) {
+    // No entropy source (some sandboxes): time, address and a counter are
+    // unique enough for telling two logs of one path apart.
+    static std::atomic<std::uint64_t> counter{0};
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    const std::string seed = std::to_string(now) + "/" + std::to_string(counter.fetch_add(1)) +
+                             "/" + std::to_string(reinterpret_cast<std::uintptr_t>(&generation));
+    generation = xxh3_128(seed);
   }
   return generation;
 }
@@ -163,7 +183,10 @@ Result<ScanStep> scan_step(const File& log, std::uint64_t offset, std::uint64_t 
     const std::size_t n =
         static_cast<std::size_t>(std::min<std::uint64_t>(kResyncChunk, log_size - at));
     chunk.resize(n);
-    if (Status s = log.read_at(at, chunk); !s.is_ok()) return s;
+    if (Status s = log.read_at(at, chunk); !s.is_ok()) {
+      if (s.code() != StatusCode::kCorruption) return s;
+      break;  // the log was cut meanwhile: what is left is damaged up to its old end
+    }
     for (std::size_t i = 0; i + 4 <= n; i += kAlignment) {
       if (std::memcmp(chunk.data() + i, kEntryMagic, 4) != 0 &&
           std::memcmp(chunk.data() + i, kRemovalMagic, 4) != 0) {

@@ -30,6 +30,8 @@ constexpr std::uint64_t kAppendLockOffset = 0;
 // How long a write waits for other processes' appends (each one entry and
 // its fdatasync) before it gives up storing.
 constexpr auto kAppendWait = std::chrono::seconds(10);
+// Damaged log bytes larger than this are not copied to quarantine/.
+constexpr std::uint64_t kMaxQuarantineCopy = 64u << 20;
 // A temporary file older than this was left by a killed writer.
 constexpr std::int64_t kStaleTempSeconds = 3600;
 
@@ -92,6 +94,7 @@ struct Db {
 
 // What a scan of a whole log found.
 struct LogScan {
+  std::uint64_t size = 0;  // of the log when the scan began
   RecordMap live;
   std::uint64_t end = userlog::kHeaderSize;  // after the last valid record
   std::uint64_t entries = 0;                 // valid entry records
@@ -103,6 +106,7 @@ Result<LogScan> scan_log(const File& log) {
   auto size = log.size();
   if (!size) return size.status();
   LogScan scan;
+  scan.size = *size;
   for (std::uint64_t offset = userlog::kHeaderSize;;) {
     auto step = userlog::scan_step(log, offset, *size);
     if (!step) return step.status();
@@ -269,12 +273,12 @@ class UserTier final : public Tier {
     ByteBuffer bytes = ByteBuffer::allocate(record->size);
     if (Status s = (*db)->log->read_at(record->offset, bytes.mutable_span()); !s.is_ok()) {
       if (s.code() != StatusCode::kCorruption) return s;
-      damaged(name, *record, ByteBuffer(), s);  // the log is shorter than its hint says
+      damaged(name, (*db)->generation, *record, ByteBuffer(), s);  // shorter than its hint says
       return std::optional<Entry>();
     }
     auto entry = decode_entry(bytes, &key);
     if (!entry) {
-      damaged(name, *record, bytes, entry.status());
+      damaged(name, (*db)->generation, *record, bytes, entry.status());
       return std::optional<Entry>();
     }
     return std::optional<Entry>(std::move(*entry));
@@ -282,19 +286,41 @@ class UserTier final : public Tier {
 
   // What a lookup makes of a database that cannot be opened: something
   // other than a file where the log belongs, or a log with a bad header, is
-  // moved aside like any bad file. Any other failure (no permission, an
-  // I/O error) is a miss: the write after the compile meets the same cause
-  // and reports it, so that one cause gives one warning.
+  // moved aside like any bad file, but only under the append lock and after
+  // looking again (a writer may have just replaced it): when another
+  // process holds the lock, the write after the compile does it. Any other
+  // failure (no permission, an I/O error) is a miss: the write after the
+  // compile meets the same cause and reports it, so that one cause gives
+  // one warning.
   Result<std::optional<Entry>> open_failure(const std::string& name, const Status& problem) {
+    const std::string path = log_path(name);
+    auto info = env_.file_info(path);
+    const bool bad =
+        (info && info->type != FileType::kRegular) || problem.code() == StatusCode::kCorruption;
+    if (!bad) {
+      log_.debug("UserDb", "cannot open " + path + ": " + problem.message());
+      return std::optional<Entry>();
+    }
+    if (auto lock = lock_byte(name, kAppendLockOffset); lock && *lock) {
+      (void)quarantine_bad_log(name);
+    }
+    return std::optional<Entry>();
+  }
+
+  // Moves the log of `name` aside, with one report, if it is still not a
+  // usable log; the caller holds the append lock.
+  Status quarantine_bad_log(const std::string& name) {
     const std::string path = log_path(name);
     if (auto info = env_.file_info(path); info && info->type != FileType::kRegular) {
       quarantine_file(name, path, Status::corruption(path + " is not a regular file"));
-    } else if (problem.code() == StatusCode::kCorruption) {
-      quarantine_file(name, path, Status::corruption(path + ": " + problem.message()));
-    } else {
-      log_.debug("UserDb", "cannot open " + path + ": " + problem.message());
+      return Status::ok();
     }
-    return std::optional<Entry>();
+    auto opened = open_db(name);
+    if (!opened && opened.status().code() == StatusCode::kCorruption) {
+      quarantine_file(name, path, Status::corruption(path + ": " + opened.status().message()));
+      return Status::ok();
+    }
+    return opened.status();
   }
 
   // The open database `name`: nullptr when it has no log (yet).
@@ -360,9 +386,14 @@ class UserTier final : public Tier {
       db->read_end = scan->end;
     }
     if (db->writable) {
+      // Rewritten only if no one appended since the scan (what the scan
+      // missed, a removal say, would be dropped from the hint).
       if (auto lock = lock_byte(name, kAppendLockOffset); lock && *lock) {
         auto now = env_.file_info(log_path(name));
-        if (now && now->id == db->log->id()) (void)write_hint(name, *db);
+        auto size_now = db->log->size();
+        if (now && now->id == db->log->id() && size_now && *size_now == scan->size) {
+          (void)write_hint(name, *db);
+        }
       }
     }
     return db;
@@ -419,6 +450,7 @@ class UserTier final : public Tier {
     auto log = env_.file_info(log_path(name));
     if (!log || log->id != db.log->id()) return true;
     auto hint = env_.file_info(hint_path(name));
+    std::shared_lock lock(db.mutex);  // write_hint may swap db.hint
     if (!db.hint) return hint.is_ok();
     return !hint || hint->id != db.hint->id();
   }
@@ -433,8 +465,15 @@ class UserTier final : public Tier {
       db = db_for(name);
     }
     if (!db) {
-      if (auto none = open_failure(name, db.status()); !none) return none.status();
-      return Status::ok();
+      // A bad log is dealt with as a lookup would; any other failure (no
+      // permission, an I/O error) is the caller's to report.
+      auto info = env_.file_info(log_path(name));
+      if ((info && info->type != FileType::kRegular) ||
+          db.status().code() == StatusCode::kCorruption) {
+        (void)open_failure(name, db.status());
+        return Status::ok();
+      }
+      return db.status();
     }
     if (*db == nullptr) return Status::ok();
     {
@@ -444,9 +483,11 @@ class UserTier final : public Tier {
     for (const HintRecord& record : (*db)->records()) {
       ByteBuffer bytes = ByteBuffer::allocate(record.size);
       Status s = (*db)->log->read_at(record.offset, bytes.mutable_span());
+      // An I/O error is not damage: reported as such, nothing is removed.
+      if (!s.is_ok() && s.code() != StatusCode::kCorruption) return s;
       Result<Entry> entry = s.is_ok() ? decode_entry(bytes, &record.key) : Result<Entry>(s);
       if (!entry) {
-        damaged(name, record, s.is_ok() ? bytes : ByteBuffer(), entry.status());
+        damaged(name, (*db)->generation, record, s.is_ok() ? bytes : ByteBuffer(), entry.status());
         continue;
       }
       action(*entry, record);
@@ -531,14 +572,8 @@ class UserTier final : public Tier {
 
   Result<std::shared_ptr<Db>> open_for_append(const std::string& name) {
     const std::string path = log_path(name);
-    if (auto info = env_.file_info(path); info && info->type != FileType::kRegular) {
-      quarantine_file(name, path, Status::corruption(path + " is not a regular file"));
-    }
+    (void)quarantine_bad_log(name);
     auto opened = open_db(name);
-    if (!opened && opened.status().code() == StatusCode::kCorruption) {
-      quarantine_file(name, path, Status::corruption(path + ": " + opened.status().message()));
-      opened = std::shared_ptr<Db>();
-    }
     if (opened && *opened == nullptr) {
       // A new log: complete before its name appears, so that no reader
       // ever meets half a header.
@@ -547,6 +582,8 @@ class UserTier final : public Tier {
       if (Status s = env_.write_file_atomic(path, header, options_.sync, 0600); !s.is_ok()) {
         return s;
       }
+      // The log's name must last as long as the entries synced into it.
+      if (options_.sync) (void)env_.sync_dir(options_.dir);
       opened = open_db(name);
       if (opened && *opened == nullptr) return Status::io_error(path + " vanished as it was made");
     }
@@ -580,7 +617,11 @@ class UserTier final : public Tier {
       lock.unlock();
       return write_hint(name, db);
     }
+    // Collected first and applied only once their hint records are written:
+    // what could not be hinted is looked for again by the next append.
+    std::vector<HintRecord> found;
     std::vector<std::uint8_t> hints;
+    std::uint64_t covered = db.hinted_end;
     for (std::uint64_t offset = db.hinted_end; offset < *size;) {
       auto step = userlog::scan_step(*db.log, offset, *size);
       if (!step) return step.status();
@@ -593,20 +634,27 @@ class UserTier final : public Tier {
           if (Status s = db.log->truncate(offset); !s.is_ok()) return s;
           break;
         }
-        events_.on_corrupt(name_view(), log_path(name), step->problem);
-        offset = step->next;
-        db.hinted_end = offset;
+        // Damaged bytes no hint names: dead space, as verify sees it.
+        log_.debug("UserDb", "skipping " + std::to_string(step->damaged) +
+                                 " damaged bytes at offset " + std::to_string(offset) + " of " +
+                                 log_path(name));
+        offset = covered = step->next;
         continue;
       }
       const auto encoded = userlog::encode_hint(step->record);
       hints.insert(hints.end(), encoded.begin(), encoded.end());
-      db.apply_hinted(step->record);
-      offset = step->next;
+      found.push_back(step->record);
+      offset = covered = step->next;
     }
     if (!hints.empty()) {
-      if (Status s = db.hint->write_at(db.hint_read, hints); !s.is_ok()) return s;
+      if (Status s = db.hint->write_at(db.hint_read, hints); !s.is_ok()) {
+        for (const HintRecord& record : found) db.apply(record);  // served, not hinted
+        return s;
+      }
       db.hint_read += hints.size();
     }
+    for (const HintRecord& record : found) db.apply_hinted(record);
+    db.hinted_end = std::max(db.hinted_end, covered);
     return Status::ok();
   }
 
@@ -637,8 +685,8 @@ class UserTier final : public Tier {
   // Reports a record that failed its checks, copies its bytes to
   // quarantine/, and appends a removal so that no one reads it again (when
   // the record is still its key's newest).
-  void damaged(const std::string& name, const HintRecord& record, const ByteBuffer& bytes,
-               const Status& problem) {
+  void damaged(const std::string& name, const userlog::Generation& generation,
+               const HintRecord& record, const ByteBuffer& bytes, const Status& problem) {
     const std::string where = log_path(name) + " at offset " + std::to_string(record.offset);
     events_.on_corrupt(name_view(), where, problem);
     if (bytes.size > 0) (void)write_quarantine(name, record.key.hex(), bytes.span());
@@ -648,7 +696,7 @@ class UserTier final : public Tier {
     auto db = db_for_append(name);
     if (!db) return;
     auto newest = (*db)->find(record.key);
-    if (!newest || newest->offset != record.offset) return;
+    if ((*db)->generation != generation || !newest || newest->offset != record.offset) return;
     const auto removal = userlog::encode_removal(record.key);
     (void)append_locked(name, **db, record.key, removal, /*removal=*/true);
   }
@@ -808,15 +856,14 @@ class UserTier final : public Tier {
   // old files notice on their next miss.
   Status compact(const std::string& name, const File& log, const LogScan& scan,
                  const std::map<std::uint64_t, CacheKey>& damaged_keys) {
+    // The damaged records that held an entry are kept (up to a size: a
+    // region of garbage can be any length); dead damaged bytes are dropped.
     for (const ScanStep& step : scan.damaged) {
+      auto key = damaged_keys.find(step.record.offset);
+      if (key == damaged_keys.end() || step.damaged > kMaxQuarantineCopy) continue;
       ByteBuffer bytes = ByteBuffer::allocate(step.damaged);
       if (log.read_at(step.record.offset, bytes.mutable_span()).is_ok()) {
-        auto key = damaged_keys.find(step.record.offset);
-        (void)write_quarantine(name,
-                               key != damaged_keys.end()
-                                   ? key->second.hex()
-                                   : "ukdb-at-" + std::to_string(step.record.offset),
-                               bytes.span());
+        (void)write_quarantine(name, key->second.hex(), bytes.span());
       }
     }
     Db db;
@@ -851,6 +898,7 @@ class UserTier final : public Tier {
       (void)env_.remove_file(temp);
       return s;
     }
+    if (options_.sync) (void)env_.sync_dir(options_.dir);
     db.read_end = at;
     return write_hint(name, db);
   }
