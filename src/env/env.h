@@ -23,16 +23,6 @@
 
 namespace kcache {
 
-// A file opened for positioned reads; closed when destroyed.
-class RandomAccessFile {
- public:
-  virtual ~RandomAccessFile() = default;
-  [[nodiscard]] virtual std::uint64_t size() const = 0;
-  // Reads exactly out.size() bytes at `offset`; kIoError (or kCorruption when
-  // the file is shorter) otherwise.
-  virtual Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const = 0;
-};
-
 // A new file being written (Env::new_writable_file). Destroying it closes
 // it if still open; the file stays where it is either way.
 class WritableFile {
@@ -53,8 +43,10 @@ struct FileId {
   bool operator==(const FileId&) const = default;
 };
 
-// A file read and written at positions (Env::open_file): the user tier's
-// logs. Its size is asked anew each time: other processes append to it.
+// A file read at positions (Env::open_random_access: a .kdb, a log read
+// only) or read and written (Env::open_file: the user tier's logs); closed
+// when destroyed. Its size is asked anew each time: other processes may
+// append to it. Writes to a file opened read-only fail.
 class File {
  public:
   virtual ~File() = default;
@@ -71,19 +63,8 @@ class File {
 };
 
 enum class OpenMode {
-  kRead,       // read only
   kReadWrite,  // read and write an existing file
   kCreate,     // read and write, created with the given mode when missing
-};
-
-// A folder held open (Env::open_directory): its files are opened relative
-// to it, which skips walking the folder's own path on every read. A folder
-// removed or renamed after it was opened keeps being the one read.
-class Directory {
- public:
-  virtual ~Directory() = default;
-  // Env::read_file of "<folder>/<relative>".
-  virtual Result<ByteBuffer> read_file(std::string_view relative) const = 0;
 };
 
 enum class FileType { kRegular, kDirectory, kSymlink, kOther };
@@ -135,15 +116,11 @@ class Env {
   // The whole file, read with one open/fstat/pread/close. kNotFound when it
   // does not exist.
   virtual Result<ByteBuffer> read_file(const std::string& path) const = 0;
-  virtual Result<std::unique_ptr<RandomAccessFile>> open_random_access(
-      const std::string& path) const = 0;
-  // The folder `path`, held open; kNotFound when it does not exist. Env's
-  // own reads through this Env's read_file with the whole path, so a
-  // wrapper that faults read_file faults these reads too; the POSIX Env
-  // holds a descriptor of the folder.
-  virtual Result<std::unique_ptr<Directory>> open_directory(const std::string& path) const;
-  // `path` opened for positioned reads and writes. A path that is not a
-  // regular file is kIoError; a missing one kNotFound (unless kCreate).
+  // `path` opened for positioned reads. A path that is not a regular file
+  // is kIoError; a missing one kNotFound.
+  virtual Result<std::unique_ptr<File>> open_random_access(const std::string& path) const = 0;
+  // `path` opened for positioned reads and writes; failures as above (a
+  // missing file is created with kCreate).
   virtual Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
                                                   mode_t create_mode = 0600) = 0;
   // Creates `path`, which must not exist, for writing, with `mode`.
@@ -200,8 +177,7 @@ class EnvWrapper : public Env {
   Result<ByteBuffer> read_file(const std::string& path) const override {
     return target_.read_file(path);
   }
-  Result<std::unique_ptr<RandomAccessFile>> open_random_access(
-      const std::string& path) const override {
+  Result<std::unique_ptr<File>> open_random_access(const std::string& path) const override {
     return target_.open_random_access(path);
   }
   Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
@@ -212,9 +188,8 @@ class EnvWrapper : public Env {
                                           mode_t create_mode) override {
     return target_.open_file(path, mode, create_mode);
   }
-  // Neither open_directory nor write_file_atomic is forwarded: Env's run on
-  // this wrapper's read_file, and on its new_writable_file, rename and
-  // remove_file, faults included.
+  // write_file_atomic is not forwarded: Env's runs on this wrapper's
+  // new_writable_file, rename and remove_file, faults included.
   Status create_dirs(const std::string& path, mode_t mode) override {
     return target_.create_dirs(path, mode);
   }

@@ -59,24 +59,6 @@ Status pread_fully(int fd, std::uint64_t offset, std::span<std::uint8_t> out, co
   return Status::ok();
 }
 
-class PosixRandomAccessFile final : public RandomAccessFile {
- public:
-  PosixRandomAccessFile(int fd, std::uint64_t size, std::string path)
-      : fd_(fd), size_(size), path_(std::move(path)) {}
-  std::uint64_t size() const override { return size_; }
-  Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
-    if (offset + out.size() > size_) {
-      return Status::corruption("read past the end of " + path_);
-    }
-    return pread_fully(fd_.get(), offset, out, [this]() -> const std::string& { return path_; });
-  }
-
- private:
-  FileDescriptor fd_;
-  std::uint64_t size_;
-  std::string path_;
-};
-
 class PosixFile final : public File {
  public:
   PosixFile(int fd, FileId id, std::string path) : fd_(fd), id_(id), path_(std::move(path)) {}
@@ -121,8 +103,20 @@ class PosixFile final : public File {
   std::string path_;
 };
 
+// `path` opened with `flags` (and `mode` when created) as a regular file.
+Result<std::unique_ptr<File>> open_posix_file(const std::string& path, int flags, mode_t mode) {
+  // O_NONBLOCK: a fifo in the file's place must not hang the open.
+  FileDescriptor fd(::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, mode));
+  if (fd.get() < 0) return errno_status("cannot open", path, errno);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return errno_status("cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return Status::io_error(path + " is not a regular file");
+  FileId id{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+  return std::unique_ptr<File>(std::make_unique<PosixFile>(fd.release(), id, path));
+}
+
 // The whole of the open file `fd`; `path` names it in errors (built only
-// then: on a hit this runs for every request).
+// then).
 template <typename PathOf>
 Result<ByteBuffer> read_open_file(const FileDescriptor& fd, const PathOf& path) {
   if (fd.get() < 0) {
@@ -139,31 +133,6 @@ Result<ByteBuffer> read_open_file(const FileDescriptor& fd, const PathOf& path) 
   if (Status s = pread_fully(fd.get(), 0, buffer.mutable_span(), path); !s.is_ok()) return s;
   return buffer;
 }
-
-class PosixDirectory final : public Directory {
- public:
-  PosixDirectory(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  Result<ByteBuffer> read_file(std::string_view relative) const override {
-    // openat needs a terminated name: on the stack for the short names of
-    // entries (this runs on every user-tier hit).
-    char stack_name[128];
-    std::string heap_name;
-    const char* name = stack_name;
-    if (relative.size() < sizeof stack_name) {
-      relative.copy(stack_name, relative.size());
-      stack_name[relative.size()] = '\0';
-    } else {
-      heap_name.assign(relative);
-      name = heap_name.c_str();
-    }
-    FileDescriptor fd(::openat(fd_.get(), name, O_RDONLY | O_CLOEXEC));
-    return read_open_file(fd, [&] { return path_ + "/" + std::string(relative); });
-  }
-
- private:
-  FileDescriptor fd_;
-  std::string path_;
-};
 
 std::string temp_name_for(const std::string& path) {
   static std::atomic<std::uint64_t> counter{0};
@@ -266,35 +235,13 @@ class PosixEnv final : public Env {
     return read_open_file(fd, [&]() -> const std::string& { return path; });
   }
 
-  Result<std::unique_ptr<Directory>> open_directory(const std::string& path) const override {
-    int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return errno_status("cannot open folder", path, errno);
-    return std::unique_ptr<Directory>(std::make_unique<PosixDirectory>(fd, path));
-  }
-
-  Result<std::unique_ptr<RandomAccessFile>> open_random_access(
-      const std::string& path) const override {
-    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) return errno_status("cannot open", path, errno);
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0) return errno_status("cannot stat", path, errno);
-    if (!S_ISREG(st.st_mode)) return Status::io_error(path + " is not a regular file");
-    return std::unique_ptr<RandomAccessFile>(std::make_unique<PosixRandomAccessFile>(
-        fd.release(), static_cast<std::uint64_t>(st.st_size), path));
+  Result<std::unique_ptr<File>> open_random_access(const std::string& path) const override {
+    return open_posix_file(path, O_RDONLY, 0);
   }
 
   Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
                                           mode_t create_mode) override {
-    // O_NONBLOCK: a fifo in the file's place must not hang the open.
-    int flags = O_CLOEXEC | O_NONBLOCK | (mode == OpenMode::kRead ? O_RDONLY : O_RDWR);
-    if (mode == OpenMode::kCreate) flags |= O_CREAT;
-    FileDescriptor fd(::open(path.c_str(), flags, create_mode));
-    if (fd.get() < 0) return errno_status("cannot open", path, errno);
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0) return errno_status("cannot stat", path, errno);
-    if (!S_ISREG(st.st_mode)) return Status::io_error(path + " is not a regular file");
-    FileId id{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-    return std::unique_ptr<File>(std::make_unique<PosixFile>(fd.release(), id, path));
+    return open_posix_file(path, O_RDWR | (mode == OpenMode::kCreate ? O_CREAT : 0), create_mode);
   }
 
   Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
@@ -469,30 +416,6 @@ Status Env::write_file_atomic(const std::string& path, std::span<const std::uint
   // Nothing half-written stays behind for a later reader to trip over.
   (void)remove_file(temp);
   return s;
-}
-
-namespace {
-
-// Env's own: reads through the Env it came from, with whole paths.
-class PathDirectory final : public Directory {
- public:
-  PathDirectory(const Env& env, std::string path) : env_(env), path_(std::move(path)) {}
-  Result<ByteBuffer> read_file(std::string_view relative) const override {
-    std::string path = path_;
-    path.append("/").append(relative);
-    return env_.read_file(path);
-  }
-
- private:
-  const Env& env_;
-  std::string path_;
-};
-
-}  // namespace
-
-Result<std::unique_ptr<Directory>> Env::open_directory(const std::string& path) const {
-  if (!is_dir(path)) return errno_status("cannot open folder", path, ENOENT);
-  return std::unique_ptr<Directory>(std::make_unique<PathDirectory>(*this, path));
 }
 
 Env& Env::posix() {

@@ -26,7 +26,9 @@ Checksum128 header_checksum(const std::uint8_t* header, std::span<const std::uin
 Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, const Env& env) {
   auto file = env.open_random_access(path);
   if (!file) return file.status();
-  const std::uint64_t file_size = (*file)->size();
+  auto size = (*file)->size();
+  if (!size) return size.status();
+  const std::uint64_t file_size = *size;
   if (file_size < kKdbHeaderSize)
     return Status::corruption(path + " is shorter than a .kdb header");
   std::uint8_t header[kKdbHeaderSize];

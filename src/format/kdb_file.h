@@ -47,7 +47,7 @@ class KdbReader {
  private:
   KdbReader() = default;
   std::string path_;
-  std::unique_ptr<RandomAccessFile> file_;
+  std::unique_ptr<File> file_;
   std::vector<KdbSlot> slots_;  // sorted by key
   Fields metadata_;
 };

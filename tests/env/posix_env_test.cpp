@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "env/env.h"
-#include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
 
 namespace kcache {
@@ -55,42 +54,6 @@ TEST(PosixEnvTest, AtomicWriteSurvivesKillNine) {
     }
   }
   EXPECT_GT(killed_mid_write, 0) << "no kill landed inside a write; the test proved nothing";
-}
-
-TEST(PosixEnvTest, HeldFolderReadsItsFilesAndSaysWhatIsMissing) {
-  TempFolder dir;
-  std::filesystem::create_directories(dir / "f/ab");
-  std::ofstream(dir / "f/ab/file") << "bytes";
-  Env& env = Env::posix();
-  EXPECT_EQ(env.open_directory(dir / "absent").status().code(), StatusCode::kNotFound);
-  auto folder = env.open_directory(dir / "f");
-  ASSERT_TRUE(folder.is_ok()) << folder.status().message();
-  auto bytes = (*folder)->read_file("ab/file");
-  ASSERT_TRUE(bytes.is_ok());
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(bytes->data.get()), bytes->size), "bytes");
-  auto missing = (*folder)->read_file("ab/none");
-  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find(dir / "f/ab/none"), std::string::npos)
-      << missing.status().message();
-  // A folder where a file is expected is no file.
-  EXPECT_EQ((*folder)->read_file("ab").status().code(), StatusCode::kIoError);
-  // Removed and made again: the held folder is the old, empty one.
-  std::filesystem::remove_all(dir / "f");
-  std::filesystem::create_directories(dir / "f/ab");
-  std::ofstream(dir / "f/ab/file") << "new";
-  EXPECT_EQ((*folder)->read_file("ab/file").status().code(), StatusCode::kNotFound);
-}
-
-// A wrapper's folders read through its own read_file, so its faults apply.
-TEST(PosixEnvTest, WrappersFoldersReadThroughTheWrapper) {
-  TempFolder dir;
-  std::filesystem::create_directories(dir / "f");
-  std::ofstream(dir / "f/file") << "bytes";
-  testing::FaultEnv env;
-  env.inject(testing::FaultOp::kRead, "/f/file", EIO);
-  auto folder = env.open_directory(dir / "f");
-  ASSERT_TRUE(folder.is_ok());
-  EXPECT_EQ((*folder)->read_file("file").status().code(), StatusCode::kIoError);
 }
 
 TEST(PosixEnvTest, LocksExcludeOtherHoldersAndFreeOnRelease) {

@@ -24,8 +24,8 @@ namespace kcache::testing {
 
 enum class FaultOp {
   kOpen,    // read_file, open_random_access, open_file: opening
-  kRead,    // read_file, RandomAccessFile::read_at: reading bytes
-  kCreate,  // new_writable_file; open_file for writing
+  kRead,    // read_file, File::read_at: reading bytes
+  kCreate,  // new_writable_file, open_file
   kWrite,   // WritableFile::append, File::write_at (after `after_bytes` bytes went through)
   kSync,    // WritableFile::sync, File::sync
   kClose,   // WritableFile::close
@@ -51,7 +51,7 @@ class FaultEnv final : public EnvWrapper {
   std::optional<Status> fail_writes;
   std::optional<Status> fail_mkdir;
   std::optional<Status> fail_reads;
-  std::atomic<int> writes{0};
+  mutable std::atomic<int> writes{0};  // counted by const files too
   // The user id reported instead of the real one.
   std::optional<uid_t> uid;
   // Path prefix -> the file system reported for paths under it.
@@ -99,20 +99,16 @@ class FaultEnv final : public EnvWrapper {
     }
     return EnvWrapper::read_file(path);
   }
-  Result<std::unique_ptr<RandomAccessFile>> open_random_access(
-      const std::string& path) const override {
+  Result<std::unique_ptr<File>> open_random_access(const std::string& path) const override {
     if (auto f = match(FaultOp::kOpen, path)) return errno_status("cannot open", path, f->err);
     auto file = EnvWrapper::open_random_access(path);
     if (!file) return file.status();
-    return std::unique_ptr<RandomAccessFile>(
-        std::make_unique<FaultyReader>(std::move(*file), path, *this));
+    return std::unique_ptr<File>(std::make_unique<FaultyFile>(std::move(*file), path, *this));
   }
   Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
                                           mode_t create_mode) override {
     if (auto f = match(FaultOp::kOpen, path)) return errno_status("cannot open", path, f->err);
-    if (mode != OpenMode::kRead) {
-      if (auto f = match(FaultOp::kCreate, path)) return errno_status("cannot open", path, f->err);
-    }
+    if (auto f = match(FaultOp::kCreate, path)) return errno_status("cannot open", path, f->err);
     auto file = EnvWrapper::open_file(path, mode, create_mode);
     if (!file) return file.status();
     return std::unique_ptr<File>(std::make_unique<FaultyFile>(std::move(*file), path, *this));
@@ -201,24 +197,6 @@ class FaultEnv final : public EnvWrapper {
     return std::nullopt;
   }
 
-  class FaultyReader final : public RandomAccessFile {
-   public:
-    FaultyReader(std::unique_ptr<RandomAccessFile> file, std::string path, const FaultEnv& env)
-        : file_(std::move(file)), path_(std::move(path)), env_(env) {}
-    std::uint64_t size() const override { return file_->size(); }
-    Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
-      if (auto f = env_.match(FaultOp::kRead, path_)) {
-        return errno_status("cannot read", path_, f->err);
-      }
-      return file_->read_at(offset, out);
-    }
-
-   private:
-    std::unique_ptr<RandomAccessFile> file_;
-    std::string path_;
-    const FaultEnv& env_;
-  };
-
   class FaultyWriter final : public WritableFile {
    public:
     FaultyWriter(std::unique_ptr<WritableFile> file, std::string path, const FaultEnv& env)
@@ -258,7 +236,7 @@ class FaultEnv final : public EnvWrapper {
 
   class FaultyFile final : public File {
    public:
-    FaultyFile(std::unique_ptr<File> file, std::string path, FaultEnv& env)
+    FaultyFile(std::unique_ptr<File> file, std::string path, const FaultEnv& env)
         : file_(std::move(file)), path_(std::move(path)), env_(env) {}
     Result<std::uint64_t> size() const override { return file_->size(); }
     FileId id() const override { return file_->id(); }
@@ -294,7 +272,7 @@ class FaultEnv final : public EnvWrapper {
    private:
     std::unique_ptr<File> file_;
     std::string path_;
-    FaultEnv& env_;
+    const FaultEnv& env_;
     std::uint64_t written_ = 0;
   };
 

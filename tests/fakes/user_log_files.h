@@ -18,7 +18,7 @@ namespace kcache::testing {
 // whole log (the hint is not trusted); nullopt when there is none.
 inline std::optional<userlog::HintRecord> newest_record(const std::string& log_path,
                                                         const CacheKey& key) {
-  auto log = Env::posix().open_file(log_path, OpenMode::kRead);
+  auto log = Env::posix().open_random_access(log_path);
   if (!log) return std::nullopt;
   const std::uint64_t size = *(*log)->size();
   std::optional<userlog::HintRecord> found;

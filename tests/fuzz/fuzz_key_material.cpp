@@ -32,8 +32,7 @@ class NoDiskEnv final : public EnvWrapper {
  public:
   NoDiskEnv() : EnvWrapper(Env::posix()) {}
   Result<ByteBuffer> read_file(const std::string& path) const override { touched(path); }
-  Result<std::unique_ptr<RandomAccessFile>> open_random_access(
-      const std::string& path) const override {
+  Result<std::unique_ptr<File>> open_random_access(const std::string& path) const override {
     touched(path);
   }
   Result<std::vector<DirEntry>> list_dir(const std::string& path) const override { touched(path); }

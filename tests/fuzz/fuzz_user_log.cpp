@@ -55,7 +55,7 @@ Entry probe_entry() {
 // meets.
 std::set<CacheKey> present_keys(const std::string& log_path, std::set<CacheKey>* met = nullptr) {
   std::set<CacheKey> present;
-  auto log = Env::posix().open_file(log_path, OpenMode::kRead);
+  auto log = Env::posix().open_random_access(log_path);
   if (!log) return present;
   auto log_size = (*log)->size();
   const std::uint64_t size = log_size ? *log_size : 0;

@@ -119,7 +119,7 @@ TEST(UserLogScanTest, FindsRecordsSkipsDamageAndStopsAtATornTail) {
   log[offsets[1] + 40] ^= 0xFF;  // b's material: its checksum fails
   testing::write_file(dir / "db.ukdb", std::string(log.begin(), log.end()));
 
-  auto file = *Env::posix().open_file(dir / "db.ukdb", OpenMode::kRead);
+  auto file = *Env::posix().open_random_access(dir / "db.ukdb");
   std::vector<ScanStep> steps;
   for (std::uint64_t offset = kHeaderSize;;) {
     auto step = scan_step(*file, offset, log.size());
@@ -155,7 +155,7 @@ TEST(UserLogScanTest, ALogCutWhileScannedIsDamageNotAnError) {
   std::vector<std::uint8_t> log(kHeaderSize, 0);
   log.insert(log.end(), a.begin(), a.end());
   testing::write_file(dir / "db.ukdb", std::string(log.begin(), log.end()));
-  auto file = *Env::posix().open_file(dir / "db.ukdb", OpenMode::kRead);
+  auto file = *Env::posix().open_random_access(dir / "db.ukdb");
   const std::uint64_t old_size = log.size() + 4096;  // as if 4 KiB were cut since
   auto first = scan_step(*file, kHeaderSize, old_size);
   ASSERT_TRUE(first.is_ok());

@@ -351,7 +351,7 @@ class UserTier final : public Tier {
     db->writable = log.is_ok();
     if (!log) {
       if (log.status().code() == StatusCode::kNotFound) return std::shared_ptr<Db>();
-      log = env_.open_file(path, OpenMode::kRead);  // a read-only file or folder
+      log = env_.open_random_access(path);  // a read-only file or folder
       if (!log) {
         if (log.status().code() == StatusCode::kNotFound) return std::shared_ptr<Db>();
         return log.status();
@@ -369,8 +369,8 @@ class UserTier final : public Tier {
     if (!generation) return generation.status();
     db->generation = *generation;
 
-    auto hint =
-        env_.open_file(hint_path(name), db->writable ? OpenMode::kReadWrite : OpenMode::kRead);
+    auto hint = db->writable ? env_.open_file(hint_path(name), OpenMode::kReadWrite)
+                             : env_.open_random_access(hint_path(name));
     if (hint && matches(**hint, db->generation)) {
       db->hint = std::move(*hint);
       std::unique_lock lock(db->mutex);
@@ -721,7 +721,7 @@ class UserTier final : public Tier {
       report.problems.push_back({path, "not a regular file", fixed});
       return;
     }
-    auto log = env_.open_file(path, repair ? OpenMode::kReadWrite : OpenMode::kRead);
+    auto log = repair ? env_.open_file(path, OpenMode::kReadWrite) : env_.open_random_access(path);
     if (!log) {
       report.problems.push_back({path, log.status().message(), false});
       return;
@@ -803,7 +803,7 @@ class UserTier final : public Tier {
   RecordMap read_hint_file(const std::string& name, const userlog::Generation& generation,
                            std::vector<VerifyReport::Problem>& found) {
     const std::string path = hint_path(name);
-    auto hint = env_.open_file(path, OpenMode::kRead);
+    auto hint = env_.open_random_access(path);
     if (!hint) {
       found.push_back({path, hint.status().message(), false});
       return {};
