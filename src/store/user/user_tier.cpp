@@ -89,7 +89,11 @@ struct Db {
               [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
     return out;
   }
-  [[nodiscard]] std::size_t size() const { return records().size(); }
+  [[nodiscard]] std::size_t size() const {
+    std::shared_lock lock(mutex);
+    return static_cast<std::size_t>(std::count_if(
+        newest.begin(), newest.end(), [](const auto& item) { return !item.second.removal(); }));
+  }
 };
 
 // What a scan of a whole log found.
@@ -688,7 +692,7 @@ class UserTier final : public Tier {
   void damaged(const std::string& name, const userlog::Generation& generation,
                const HintRecord& record, const ByteBuffer& bytes, const Status& problem) {
     const std::string where = log_path(name) + " at offset " + std::to_string(record.offset);
-    events_.on_corrupt(name_view(), where, problem);
+    events_.on_corrupt(this->name(), where, problem);
     if (bytes.size > 0) (void)write_quarantine(name, record.key.hex(), bytes.span());
     if (!ensure_dir(options_.dir).is_ok()) return;
     auto lock = append_lock(name, std::chrono::seconds(1));
@@ -936,7 +940,7 @@ class UserTier final : public Tier {
     const std::string path = options_.dir + "/" + db + std::string(kLocksSuffix);
     auto lock = env_.try_lock(path, offset);
     if (auto info = env_.file_info(path); !lock && info && info->type != FileType::kRegular) {
-      events_.on_corrupt(name_view(), path,
+      events_.on_corrupt(this->name(), path,
                          Status::corruption("not a lock file: " + lock.status().message()));
       move_to_quarantine(db, path);
       lock = env_.try_lock(path, offset);
@@ -1006,11 +1010,10 @@ class UserTier final : public Tier {
   std::string hint_path(const std::string& name) const {
     return options_.dir + "/" + name + std::string(kHintSuffix);
   }
-  std::string_view name_view() const { return "user"; }
 
   // Reports a bad file and moves it aside.
   void quarantine_file(const std::string& db, const std::string& path, const Status& problem) {
-    events_.on_corrupt(name_view(), path, problem);
+    events_.on_corrupt(this->name(), path, problem);
     move_to_quarantine(db, path);
     forget(db);
   }
