@@ -253,12 +253,16 @@ struct KcacheSetup {
   std::unique_ptr<kcache::Compiler> compiler;
 };
 
-KcacheSetup open_kcache(const fs::path& user_dir, const fs::path& system_dir) {
+// `defaults`: the memory tier as a user gets it (the loader's modes);
+// otherwise none, so that every lookup reads its tier (the lookup-only
+// modes, which may repeat lookups).
+KcacheSetup open_kcache(const fs::path& user_dir, const fs::path& system_dir,
+                        bool defaults = false) {
   KcacheSetup setup;
   kcache::CacheOptions options;
   options.cache_dir = user_dir.string();
   options.system_db_path = system_dir.string();
-  options.memory_cache_size = 0;  // every request reads its tier
+  if (!defaults) options.memory_cache_size = 0;
   options.log_level = kcache::LogLevel::kError;
   auto cache = kcache::Cache::open(options);
   if (!cache) die(cache.status().message());
@@ -495,8 +499,8 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
   auto setup_start = Clock::now();
   // user: the user cache of `prepare`, no packages; system: an empty user
   // cache, the exported package.
-  KcacheSetup kc = mode == "user" ? open_kcache(dir / "cache", dir / "no-system")
-                                  : open_kcache(dir / "empty-user", dir / "system");
+  KcacheSetup kc = mode == "user" ? open_kcache(dir / "cache", dir / "no-system", true)
+                                  : open_kcache(dir / "empty-user", dir / "system", true);
   auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, *kc.compiler);
   if (!loader) die(loader.status().message());
   auto target = (*loader)->current_target();
@@ -533,8 +537,8 @@ int paired(const fs::path& dir, const std::string& mode, const std::string& set,
     images.push_back(read_bytes(dir / "raw" / (k.id + ".cubin")));
     symbols.push_back(read_text(dir / "raw" / (k.id + ".lowered")));
   }
-  KcacheSetup kc = user ? open_kcache(dir / "cache", dir / "no-system")
-                        : open_kcache(dir / "empty-user", dir / "system");
+  KcacheSetup kc = user ? open_kcache(dir / "cache", dir / "no-system", true)
+                        : open_kcache(dir / "empty-user", dir / "system", true);
   auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, *kc.compiler);
   if (!loader) die(loader.status().message());
   std::vector<kcache::KernelRequest> requests;

@@ -117,6 +117,36 @@ struct KCACHE_EXPORT VerifyReport {
   std::vector<Problem> problems;
 };
 
+// How get_or_compile treats one request.
+struct KCACHE_EXPORT GetOptions {
+  // Keep a binary read from disk in the memory tier. A caller that keeps
+  // what it makes of the binary (the CUDA loader keeps the loaded module)
+  // need not hold the bytes twice.
+  bool keep_in_memory = true;
+};
+
+// A request with its target resolved and its key derived, made by
+// Cache::prepare: the first half of get_or_compile, for a caller that looks
+// in a store of its own (the CUDA loader's modules) before the tiers. It
+// refers to the request it was made from (the source is not copied), which
+// must outlive it.
+class KCACHE_EXPORT PreparedRequest {
+ public:
+  [[nodiscard]] const CacheKey& key() const { return key_; }
+  // The request's target as the compiler resolved it.
+  [[nodiscard]] const Target& target() const { return target_; }
+
+ private:
+  friend class Cache;
+  PreparedRequest(const KernelRequest& request, Target target, KeyText text)
+      : request_(&request), target_(std::move(target)), text_(std::move(text)), key_(text_.key()) {}
+
+  const KernelRequest* request_;
+  Target target_;
+  KeyText text_;
+  CacheKey key_;
+};
+
 class KCACHE_EXPORT Cache {
  public:
   // Opens a cache with `options` resolved against the environment and the
@@ -138,6 +168,15 @@ class KCACHE_EXPORT Cache {
   Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& target,
                                       Compiler& compiler);
 
+  // The first half of get_or_compile: resolves `target` (request.target is
+  // not read) and derives the key. Errors: kInvalidArgument as
+  // get_or_compile, and kIoError when a header on disk cannot be read
+  // (get_or_compile(request) compiles such a request without the cache).
+  Result<PreparedRequest> prepare(const KernelRequest& request, const Target& target,
+                                  const Compiler& compiler) const;
+  // The second half: the binary for a prepared request.
+  Result<CachedKernel> get_or_compile(const PreparedRequest& request, Compiler& compiler,
+                                      const GetOptions& options = {});
   // The key and key material `request` would be looked up under, without a
   // lookup or a compile. For `kcache explain` and tests.
   Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,

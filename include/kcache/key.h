@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kcache {
@@ -119,6 +120,29 @@ class KCACHE_EXPORT CacheKey {
 
  private:
   Bytes bytes_{};
+};
+
+// Serialized key material (KeyMaterial::serialize()) in two parts, as a
+// request's lookup uses it: the field lines, up to and including the
+// source's size line, and the request's own source, not copied. On a hit
+// nothing joins them: the key is hashed over both parts and a stored
+// material is compared with each.
+class KCACHE_EXPORT KeyText {
+ public:
+  KeyText(std::string head, std::string_view source) : head_(std::move(head)), source_(source) {}
+  // The XXH3-128 of the whole text: KeyMaterial::digest() of the same.
+  [[nodiscard]] CacheKey key() const;
+  // Whether `material` is this text, byte for byte.
+  [[nodiscard]] bool matches(std::string_view material) const {
+    return material.size() == head_.size() + source_.size() && material.starts_with(head_) &&
+           material.substr(head_.size()) == source_;
+  }
+  // The whole text (what is stored with a compiled entry).
+  [[nodiscard]] std::string joined() const;
+
+ private:
+  std::string head_;
+  std::string_view source_;  // the request's: valid while it lives
 };
 
 // One named input of the key, e.g. {"target.arch", "gfx906"}.

@@ -142,31 +142,46 @@ class Cache::Impl final : public TierEvents {
             (tier == "user" ? " (kept in quarantine/); what it held is compiled again" : ""));
   }
 
-  Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& requested,
-                                      Compiler& compiler) {
-    ++stats_.requests;
+  Result<PreparedRequest> prepare(const KernelRequest& request, const Target& requested,
+                                  const Compiler& compiler) const {
     auto target = compiler.resolve_target(requested);
     if (!target) return target.status();
-    const DbNames names{target->db_basename(), target->arch_basename()};
-    if (!valid_db_name(names.exact)) {
-      return Status::invalid_argument("target '" + names.exact + "' cannot name a database file");
+    if (const std::string db = target->db_basename(); !valid_db_name(db)) {
+      return Status::invalid_argument("target '" + db + "' cannot name a database file");
     }
-    auto key_text = build_key_text(request, compiler, *target, env_);
-    if (!key_text) {
-      if (key_text.status().code() != StatusCode::kIoError) return key_text.status();
-      log_.warn_once("Key:" + key_text.status().message(), "Key",
-                     key_text.status().message() + "; compiling without the cache");
-      return compile_only(request, compiler, *target, nullptr);
-    }
-    const std::string& material_text = *key_text;
-    const CacheKey key = key_of_material(material_text);
+    auto text = build_key_text(request, compiler, *target, env_);
+    if (!text) return text.status();
+    return PreparedRequest(request, std::move(*target), std::move(*text));
+  }
+
+  Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& requested,
+                                      Compiler& compiler) {
+    auto prepared = prepare(request, requested, compiler);
+    if (prepared) return get_or_compile(*prepared, compiler, {});
+    ++stats_.requests;
+    if (prepared.status().code() != StatusCode::kIoError) return prepared.status();
+    log_.warn_once("Key:" + prepared.status().message(), "Key",
+                   prepared.status().message() + "; compiling without the cache");
+    auto target = compiler.resolve_target(requested);
+    if (!target) return target.status();
+    return compile_only(request, compiler, *target, nullptr);
+  }
+
+  Result<CachedKernel> get_or_compile(const PreparedRequest& prepared, Compiler& compiler,
+                                      const GetOptions& options) {
+    ++stats_.requests;
+    const KernelRequest& request = *prepared.request_;
+    const Target& target = prepared.target_;
+    const DbNames names{target.db_basename(), target.arch_basename()};
+    const KeyText& material_text = prepared.text_;
+    const CacheKey& key = prepared.key_;
     if (!config_.enabled) {
-      Keyed unstored{key, material_text, names.exact};
-      return compile_only(request, compiler, *target, &unstored);
+      Keyed unstored{key, material_text.joined(), names.exact};
+      return compile_only(request, compiler, target, &unstored);
     }
 
     const bool wants_warm = static_cast<bool>(request.warmup);
-    if (auto hit = lookup(names, key, material_text, *target, wants_warm)) {
+    if (auto hit = lookup(names, key, material_text, target, wants_warm, options.keep_in_memory)) {
       return std::move(*hit);
     }
 
@@ -180,7 +195,7 @@ class Cache::Impl final : public TierEvents {
     if (memory_) {
       if (auto got = memory_->get(names, key); got && got->has_value()) {
         ++stats_.memory_hits;
-        CachedKernel kernel = kernel_from(**got, TierKind::kMemory, *target, names.exact);
+        CachedKernel kernel = kernel_from(**got, TierKind::kMemory, target, names.exact);
         flights_.finish(key, flight, kernel);
         return kernel;
       }
@@ -188,20 +203,20 @@ class Cache::Impl final : public TierEvents {
     // Across processes: hold the key's lock while compiling and storing, or
     // find the entry another process stored while we waited for it.
     std::unique_ptr<FileLock> lock;
-    if (auto stored =
-            wait_for_other_processes(names, key, material_text, *target, wants_warm, lock)) {
+    if (auto stored = wait_for_other_processes(names, key, material_text, target, wants_warm,
+                                               options, lock)) {
       flights_.finish(key, flight, *stored);
       return std::move(*stored);
     }
-    if (auto failed = remembered_failure(names, material_text)) {
+    Keyed keyed{key, material_text.joined(), names.exact};
+    if (auto failed = remembered_failure(names, keyed.material)) {
       flights_.finish(key, flight, *failed);
       return *failed;
     }
-    Keyed keyed{key, material_text, names.exact};
-    auto compiled = compile(request, compiler, *target, &keyed);
+    auto compiled = compile(request, compiler, target, &keyed);
     if (!compiled) {
       if (compiled.status().code() == StatusCode::kCompileError) {
-        remember_failure(names.exact, material_text, compiled.status());
+        remember_failure(names.exact, keyed.material, compiled.status());
       }
       flights_.finish(key, flight, compiled.status());
       return compiled.status();
@@ -318,7 +333,7 @@ class Cache::Impl final : public TierEvents {
  private:
   struct Keyed {
     CacheKey key;
-    std::string material;
+    SharedText material;
     std::string db;
   };
 
@@ -338,11 +353,12 @@ class Cache::Impl final : public TierEvents {
   // `wants_warm`: the request has a warmup, so an entry stored without one
   // (by `kcache compile`, say) is passed over; the compile that follows
   // replaces it with a warmed binary.
+  // `keep_in_memory`: GetOptions'.
   // `user_only`: look in the user tier alone (while waiting on another
   // process that is compiling the key).
   std::optional<CachedKernel> lookup(const DbNames& names, const CacheKey& key,
-                                     const std::string& material, const Target& target,
-                                     bool wants_warm, bool user_only = false) {
+                                     const KeyText& material, const Target& target, bool wants_warm,
+                                     bool keep_in_memory, bool user_only = false) {
     struct Step {
       Tier* tier;
       TierKind kind;
@@ -362,7 +378,7 @@ class Cache::Impl final : public TierEvents {
       }
       if (!got->has_value()) continue;
       Entry& entry = **got;
-      if (entry.material != material) {
+      if (!material.matches(entry.material)) {
         on_corrupt(step.tier->name(), key.hex(),
                    Status::corruption("its key material differs from the request's"));
         continue;
@@ -373,7 +389,9 @@ class Cache::Impl final : public TierEvents {
         continue;
       }
       ++*step.hits;
-      if (step.kind != TierKind::kMemory && memory_) memory_->put(names.exact, entry, {});
+      if (step.kind != TierKind::kMemory && memory_ && keep_in_memory) {
+        memory_->put(names.exact, entry, {});
+      }
       return kernel_from(std::move(entry), step.kind, target, names.exact);
     }
     return std::nullopt;
@@ -385,8 +403,9 @@ class Cache::Impl final : public TierEvents {
   // lock held or, after KCACHE_LOCK_TIMEOUT or when locking is impossible,
   // without it.
   std::optional<CachedKernel> wait_for_other_processes(const DbNames& names, const CacheKey& key,
-                                                       const std::string& material,
+                                                       const KeyText& material,
                                                        const Target& target, bool wants_warm,
+                                                       const GetOptions& options,
                                                        std::unique_ptr<FileLock>& lock) {
     if (!user_) return std::nullopt;
     const auto deadline = std::chrono::steady_clock::now() + config_.lock_timeout;
@@ -403,9 +422,11 @@ class Cache::Impl final : public TierEvents {
       if (*attempt) {
         lock = std::move(*attempt);
         // The previous holder may have stored it just before unlocking.
-        return lookup(names, key, material, target, wants_warm, /*user_only=*/true);
+        return lookup(names, key, material, target, wants_warm, options.keep_in_memory,
+                      /*user_only=*/true);
       }
-      if (auto stored = lookup(names, key, material, target, wants_warm, /*user_only=*/true)) {
+      if (auto stored = lookup(names, key, material, target, wants_warm, options.keep_in_memory,
+                               /*user_only=*/true)) {
         return stored;
       }
       if (std::chrono::steady_clock::now() >= deadline) {
@@ -427,11 +448,11 @@ class Cache::Impl final : public TierEvents {
   // answered for `failure_ttl`, then retried. Only kCompileError is kept:
   // the same compiler fails the same input the same way, while a missing
   // library or a crash may not happen next time.
-  static std::string failure_material(const std::string& material) {
-    return "kcache.failure 1\n" + material;
+  static std::string failure_material(std::string_view material) {
+    return "kcache.failure 1\n" + std::string(material);
   }
 
-  std::optional<Status> remembered_failure(const DbNames& names, const std::string& material) {
+  std::optional<Status> remembered_failure(const DbNames& names, std::string_view material) {
     if (!user_ || config_.failure_ttl.count() == 0) return std::nullopt;
     const std::string failure = failure_material(material);
     const CacheKey key = key_of_material(failure);
@@ -455,11 +476,11 @@ class Cache::Impl final : public TierEvents {
         std::string(log.begin(), log.end()));
   }
 
-  void remember_failure(const std::string& db, const std::string& material, const Status& error) {
+  void remember_failure(const std::string& db, std::string_view material, const Status& error) {
     if (!user_ || config_.failure_ttl.count() == 0) return;
     Entry entry;
     entry.material = failure_material(material);
-    entry.key = key_of_material(entry.material);
+    entry.key = key_of_material(entry.material.view());
     entry.created_unix = env_.now_unix();
     entry.metadata = {{"message", error.message()}};
     entry.storage = ByteBuffer::copy_of(
@@ -547,6 +568,14 @@ Result<CachedKernel> Cache::get_or_compile(const KernelRequest& request, Compile
 Result<CachedKernel> Cache::get_or_compile(const KernelRequest& request, const Target& target,
                                            Compiler& compiler) {
   return impl_->get_or_compile(request, target, compiler);
+}
+Result<PreparedRequest> Cache::prepare(const KernelRequest& request, const Target& target,
+                                       const Compiler& compiler) const {
+  return impl_->prepare(request, target, compiler);
+}
+Result<CachedKernel> Cache::get_or_compile(const PreparedRequest& request, Compiler& compiler,
+                                           const GetOptions& options) {
+  return impl_->get_or_compile(request, compiler, options);
 }
 Result<std::pair<CacheKey, KeyMaterial>> Cache::key_for(const KernelRequest& request,
                                                         const Compiler& compiler) const {

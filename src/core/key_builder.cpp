@@ -22,9 +22,8 @@ bool may_include(std::string_view source) {
 // `toolkit_dirs()`: the compiler's own header folders, asked for only when
 // the source can include something.
 template <typename ToolkitDirs>
-Result<std::string> key_text(const KernelRequest& request, const CompilerIdentity& compiler,
-                             const Target& target, const Env& env,
-                             const ToolkitDirs& toolkit_dirs) {
+Result<KeyText> key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                         const Target& target, const Env& env, const ToolkitDirs& toolkit_dirs) {
   if (request.source.empty()) return Status::invalid_argument("the request has no source");
   if (target.arch.empty()) return Status::invalid_argument("the request has no target arch");
   auto tokens = split_options(request.options);
@@ -44,7 +43,7 @@ Result<std::string> key_text(const KernelRequest& request, const CompilerIdentit
 
   // Written straight into its serialized form: this runs on every request.
   std::string text;
-  text.reserve(512 + compiler.id.size() + compiler.version.size() + request.source.size());
+  text.reserve(512 + compiler.id.size() + compiler.version.size());
   append_field(text, "kcache.key", std::to_string(kKeySchemaVersion));
   append_field(text, "entry.format", std::to_string(kEntryFormatVersion));
   append_field(text, "backend", compiler.backend);
@@ -60,22 +59,23 @@ Result<std::string> key_text(const KernelRequest& request, const CompilerIdentit
   }
   if (scan.hashed_whole_dirs) append_field(text, "headers.scan", "whole-dirs");
   // Last, whole: compared byte for byte on every hit, it is what makes a
-  // non-cryptographic key safe.
-  append_raw_field(text, kSourceField, request.source);
-  return text;
+  // non-cryptographic key safe. Its line here, the source itself by
+  // reference (append_raw_field's form).
+  append_raw_field_line(text, kSourceField, request.source.size());
+  return KeyText(std::move(text), request.source);
 }
 
 }  // namespace
 
-Result<std::string> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
-                                   const Target& target, const Env& env,
-                                   const std::vector<std::string>& toolkit_dirs) {
+Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                               const Target& target, const Env& env,
+                               const std::vector<std::string>& toolkit_dirs) {
   return key_text(request, compiler, target, env,
                   [&]() -> const std::vector<std::string>& { return toolkit_dirs; });
 }
 
-Result<std::string> build_key_text(const KernelRequest& request, const Compiler& compiler,
-                                   const Target& target, const Env& env) {
+Result<KeyText> build_key_text(const KernelRequest& request, const Compiler& compiler,
+                               const Target& target, const Env& env) {
   return key_text(request, compiler.identity(), target, env,
                   [&] { return compiler.toolkit_include_dirs(); });
 }
@@ -86,7 +86,7 @@ Result<KeyMaterial> build_key_material(const KernelRequest& request,
                                        const std::vector<std::string>& toolkit_dirs) {
   auto text = build_key_text(request, compiler, target, env, toolkit_dirs);
   if (!text) return text.status();
-  return KeyMaterial::parse(*text);
+  return KeyMaterial::parse(text->joined());
 }
 
 }  // namespace kcache

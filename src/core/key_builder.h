@@ -22,14 +22,15 @@ CacheKey key_of_material(std::string_view material);
 // kInvalidArgument for malformed options or an empty source; kIoError when
 // a header exists but cannot be read.
 // The same, already serialized (KeyMaterial::serialize()): what the cache
-// hashes and stores on every request, without building the field list.
-Result<std::string> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
-                                   const Target& target, const Env& env,
-                                   const std::vector<std::string>& toolkit_dirs = {});
+// hashes and compares on every request, without building the field list.
+// The text refers to `request.source`.
+Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                               const Target& target, const Env& env,
+                               const std::vector<std::string>& toolkit_dirs = {});
 // The same for `compiler`, whose toolkit folders are listed only when the
 // source can include a header (the hit path).
-Result<std::string> build_key_text(const KernelRequest& request, const Compiler& compiler,
-                                   const Target& target, const Env& env);
+Result<KeyText> build_key_text(const KernelRequest& request, const Compiler& compiler,
+                               const Target& target, const Env& env);
 
 // `toolkit_dirs`: Compiler::toolkit_include_dirs().
 Result<KeyMaterial> build_key_material(const KernelRequest& request,

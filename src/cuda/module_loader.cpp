@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "compiler/dynamic_library.h"
 
@@ -84,8 +85,11 @@ class ModuleLoader::Impl {
     // destroyed by the program took its modules with it.
     CUcontext previous = nullptr;
     driver_->CtxGetCurrent(&previous);
-    for (const auto& [where, module] : modules_) {
-      if (driver_->CtxSetCurrent(where.first) == CUDA_SUCCESS) driver_->ModuleUnload(module);
+    for (const auto& [where, kept] : modules_) {
+      if (driver_->CtxSetCurrent(where.first) == CUDA_SUCCESS) driver_->ModuleUnload(kept.module);
+    }
+    for (const auto& [context, module] : unkeyed_) {
+      if (driver_->CtxSetCurrent(context) == CUDA_SUCCESS) driver_->ModuleUnload(module);
     }
     driver_->CtxSetCurrent(previous);
   }
@@ -154,7 +158,28 @@ class ModuleLoader::Impl {
       device = target_of(*context);
       if (!device) return device.status();
     }
-    auto cached = cache_.get_or_compile(request, *device, compiler_);
+    // The key first: a module this loader has already is used as it is.
+    auto prepared = cache_.prepare(request, *device, compiler_);
+    if (!prepared && prepared.status().code() != StatusCode::kIoError) return prepared.status();
+    if (prepared) {
+      std::unique_lock lock(mutex_);
+      if (auto it = modules_.find({*context, prepared->key()}); it != modules_.end()) {
+        LoadedKernel loaded;
+        loaded.context = *context;
+        loaded.key = prepared->key();
+        loaded.tier = TierKind::kMemory;
+        loaded.lowered_name = it->second.names.lowered_name(kernel);
+        CUmodule module = it->second.module;
+        lock.unlock();
+        return with_function(std::move(loaded), module, kernel);
+      }
+    }
+    // The loaded module is what this loader keeps, so the cache need not
+    // keep the bytes in memory too. A request that cannot be keyed (a
+    // header on disk that cannot be read) is compiled without the cache,
+    // and its module is not kept for reuse.
+    auto cached = prepared ? cache_.get_or_compile(*prepared, compiler_, {.keep_in_memory = false})
+                           : cache_.get_or_compile(request, *device, compiler_);
     if (!cached) return cached.status();
 
     LoadedKernel loaded;
@@ -163,28 +188,39 @@ class ModuleLoader::Impl {
     loaded.tier = cached->tier;
     loaded.lowered_name = cached->lowered_name(kernel);
     CUmodule module = nullptr;
+    if (CUresult rc = driver_->ModuleLoadData(&module, cached->binary().data());
+        rc != CUDA_SUCCESS) {
+      return Status::unavailable("cuModuleLoadData rejected the " +
+                                 cached->metadata("format").value_or("binary") + " for " +
+                                 cached->target.to_string() + ": " + driver_->error(rc));
+    }
     {
       std::lock_guard lock(mutex_);
-      auto it = modules_.find({*context, cached->key});
-      if (it != modules_.end()) {
-        module = it->second;
-        loaded.tier = TierKind::kMemory;
+      if (!prepared) {
+        unkeyed_.push_back({*context, module});
+      } else {
+        Module kept{module, {}};
+        kept.names.metadata_fields = std::move(cached->metadata_fields);
+        auto [it, inserted] = modules_.try_emplace({*context, prepared->key()}, std::move(kept));
+        if (!inserted) {  // another thread loaded it meanwhile: keep one
+          driver_->ModuleUnload(module);
+          module = it->second.module;
+          loaded.tier = TierKind::kMemory;
+        }
       }
     }
-    if (module == nullptr) {
-      if (CUresult rc = driver_->ModuleLoadData(&module, cached->binary().data());
-          rc != CUDA_SUCCESS) {
-        return Status::unavailable("cuModuleLoadData rejected the " +
-                                   cached->metadata("format").value_or("binary") + " for " +
-                                   cached->target.to_string() + ": " + driver_->error(rc));
-      }
-      std::lock_guard lock(mutex_);
-      auto [it, inserted] = modules_.try_emplace({*context, cached->key}, module);
-      if (!inserted) {  // another thread loaded it meanwhile: keep one
-        driver_->ModuleUnload(module);
-        module = it->second;
-      }
-    }
+    return with_function(std::move(loaded), module, kernel);
+  }
+
+ private:
+  // A loaded module and the metadata that lowers kernel names in it.
+  struct Module {
+    CUmodule module;
+    CachedKernel names;  // metadata alone: the binary is not kept
+  };
+
+  Result<LoadedKernel> with_function(LoadedKernel loaded, CUmodule module,
+                                     std::string_view kernel) {
     CUfunction function = nullptr;
     if (CUresult rc = driver_->ModuleGetFunction(&function, module, loaded.lowered_name.c_str());
         rc != CUDA_SUCCESS) {
@@ -196,12 +232,15 @@ class ModuleLoader::Impl {
     return loaded;
   }
 
- private:
   Cache& cache_;
   Compiler& compiler_;
   std::shared_ptr<const DriverApi> driver_;
   std::mutex mutex_;
-  std::map<std::pair<CUcontext, CacheKey>, CUmodule> modules_;
+  // Found by key alone (XXH3-128): the key material was compared in full
+  // when the binary was read; within one process, two requests would have
+  // to collide on 128 bits.
+  std::map<std::pair<CUcontext, CacheKey>, Module> modules_;
+  std::vector<std::pair<CUcontext, CUmodule>> unkeyed_;  // unloaded with the loader
   std::map<CUcontext, Target> targets_;
 };
 

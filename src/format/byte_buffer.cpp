@@ -3,17 +3,29 @@
 #include <array>
 #include <bit>
 #include <mutex>
+#include <ostream>
 #include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+// A pooled block is bigger than the buffer asked for: its tail is poisoned
+// so that ASan still reports a read past the buffer's end.
+#define KCACHE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define KCACHE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define KCACHE_POISON(p, n) ((void)(p), (void)(n))
+#define KCACHE_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 namespace kcache {
 namespace {
 
-constexpr std::size_t kPooledMin = 64 * 1024;
-constexpr int kClasses = 11;  // 64 KiB .. 64 MiB, powers of two
+constexpr std::size_t kPooledMin = 4 * 1024;
+constexpr int kClasses = 15;  // 4 KiB .. 64 MiB, powers of two
 constexpr std::size_t kKeptPerClass = 4;
 constexpr std::size_t kKeptBytes = 64u << 20;
 
-// Free large buffers, by size class. Never destroyed: buffers may be
+// Free buffers, by size class. Never destroyed: buffers may be
 // released by static destructors of other objects at exit.
 class BufferPool {
  public:
@@ -58,11 +70,18 @@ ByteBuffer ByteBuffer::allocate(std::size_t n) {
     return {std::make_shared_for_overwrite<std::uint8_t[]>(n == 0 ? 1 : n), n};
   }
   const int size_class = std::bit_width((n - 1) / kPooledMin);
+  const std::size_t block = BufferPool::class_bytes(size_class);
   std::uint8_t* buffer = pool().take(size_class);
-  if (buffer == nullptr) buffer = new std::uint8_t[BufferPool::class_bytes(size_class)];
-  return {std::shared_ptr<std::uint8_t[]>(
-              buffer, [size_class](std::uint8_t* p) { pool().give_back(size_class, p); }),
+  if (buffer == nullptr) buffer = new std::uint8_t[block];
+  KCACHE_POISON(buffer + n, block - n);
+  return {std::shared_ptr<std::uint8_t[]>(buffer,
+                                          [size_class, block](std::uint8_t* p) {
+                                            KCACHE_UNPOISON(p, block);
+                                            pool().give_back(size_class, p);
+                                          }),
           n};
 }
+
+std::ostream& operator<<(std::ostream& out, const SharedText& text) { return out << text.view(); }
 
 }  // namespace kcache

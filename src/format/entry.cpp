@@ -121,7 +121,7 @@ Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key
   }
   entry.created_unix = static_cast<std::int64_t>(le::get_u64(h + 8));
   const char* text = reinterpret_cast<const char*>(h + kEntryHeaderSize);
-  entry.material.assign(text, material_size);
+  entry.material = SharedText(bytes.data, std::string_view(text, material_size));
   auto metadata = decode_fields(std::string_view(text + material_size, metadata_size));
   if (!metadata) return Status::corruption("entry metadata: " + metadata.status().message());
   entry.metadata = std::move(*metadata);

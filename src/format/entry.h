@@ -28,7 +28,7 @@ inline constexpr std::size_t kMaxPayloadSize = 1u << 30;
 struct Entry {
   CacheKey key;
   std::int64_t created_unix = 0;
-  std::string material;  // KeyMaterial::serialize()
+  SharedText material;  // KeyMaterial::serialize(); shares `storage` when decoded
   Fields metadata;
   ByteBuffer storage;
   std::size_t payload_offset = 0;
@@ -52,7 +52,8 @@ Result<std::uint64_t> entry_size(std::span<const std::uint8_t> header);
 // Decodes and verifies `bytes[offset, offset+size)`: magic, version, sizes,
 // checksum, and that the stored key equals `expected_key` when given.
 // kCorruption on any mismatch; the message says what was wrong. The returned
-// entry shares `bytes` when the payload is not compressed.
+// entry's material shares `bytes` (nothing is copied), and so does its
+// payload when it is not compressed.
 Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key = nullptr);
 
 }  // namespace kcache

@@ -43,9 +43,15 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
 }
 
 void append_raw_field(std::string& out, std::string_view name, std::string_view value) {
-  const std::string size = std::to_string(value.size());
-  out.reserve(out.size() + name.size() + size.size() + value.size() + 2);
-  out.append(name).append(" ").append(size).append("\n").append(value);
+  out.reserve(out.size() + name.size() + value.size() + 24);
+  append_raw_field_line(out, name, value.size());
+  out.append(value);
+}
+
+void append_raw_field_line(std::string& out, std::string_view name, std::size_t size) {
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof digits, size).ptr;
+  out.append(name).append(" ").append(digits, static_cast<std::size_t>(end - digits)).append("\n");
 }
 
 std::optional<std::uint64_t> parse_decimal(std::string_view text) {

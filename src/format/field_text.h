@@ -24,6 +24,9 @@ void append_field(std::string& out, std::string_view name, std::string_view valu
 // value is long or binary (the source in key material). Only the last field
 // of a text may be written so.
 void append_raw_field(std::string& out, std::string_view name, std::string_view value);
+// Appends the line of such a field alone ("<name> <size>\n"): its `size`
+// bytes are to follow.
+void append_raw_field_line(std::string& out, std::string_view name, std::size_t size);
 // The decimal number `text` in canonical form (digits, no leading zero, no
 // sign); nullopt otherwise.
 std::optional<std::uint64_t> parse_decimal(std::string_view text);

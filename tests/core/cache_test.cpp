@@ -404,6 +404,60 @@ TEST_F(CacheTest, KeyForMatchesWhatIsStored) {
   EXPECT_EQ(keyed->second.digest(), kernel->key);
 }
 
+// prepare + get_or_compile(prepared) is get_or_compile in two halves: the
+// same key, the same tiers; keep_in_memory = false leaves a disk hit out of
+// the memory tier (the CUDA loader keeps modules instead).
+TEST_F(CacheTest, PreparedRequestsAreLookedUpLikeRequests) {
+  const KernelRequest req = request();
+  {
+    auto cache = open();
+    auto prepared = cache->prepare(req, req.target, compiler);
+    ASSERT_TRUE(prepared.is_ok()) << prepared.status().to_string();
+    EXPECT_EQ(prepared->key(), cache->key_for(req, compiler)->first);
+    EXPECT_EQ(prepared->target(), req.target);
+    auto compiled = cache->get_or_compile(*prepared, compiler);
+    ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+    EXPECT_EQ(compiled->tier, TierKind::kCompiled);
+    EXPECT_EQ(compiled->key, prepared->key());
+    EXPECT_EQ(cache->get_or_compile(*prepared, compiler)->tier, TierKind::kMemory);
+  }
+  auto cache = open();
+  auto prepared = cache->prepare(req, req.target, compiler);
+  ASSERT_TRUE(prepared.is_ok());
+  for (int i = 0; i < 2; ++i) {
+    auto hit = cache->get_or_compile(*prepared, compiler, {.keep_in_memory = false});
+    ASSERT_TRUE(hit.is_ok());
+    EXPECT_EQ(hit->tier, TierKind::kUser) << "lookup " << i;
+  }
+  EXPECT_EQ(cache->get_or_compile(*prepared, compiler)->tier, TierKind::kUser);
+  EXPECT_EQ(cache->get_or_compile(*prepared, compiler)->tier, TierKind::kMemory);
+  EXPECT_EQ(cache->stats().requests, 4u);
+  EXPECT_EQ(compiler.compiles, 1);
+
+  EXPECT_EQ(cache->prepare(req, Target{"unsupported", "", 0}, compiler).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+// A header that exists but cannot be read cannot be keyed: prepare says so,
+// and get_or_compile compiles without the cache, with one warning.
+TEST_F(CacheTest, UnreadableHeaderCompilesWithoutTheCache) {
+  std::filesystem::create_directories(dir / "inc");
+  std::ofstream(dir / "inc/common.h") << "#define X 1\n";
+  env.inject(testing::FaultOp::kRead, "common.h", EACCES);
+  KernelRequest req = request("#include \"common.h\"\nkernel void k() {}");
+  req.include_dirs = {dir / "inc"};
+  auto cache = open();
+  EXPECT_EQ(cache->prepare(req, req.target, compiler).status().code(), StatusCode::kIoError);
+  for (int i = 0; i < 2; ++i) {
+    auto compiled = cache->get_or_compile(req, compiler);
+    ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+    EXPECT_EQ(compiled->tier, TierKind::kCompiled);
+  }
+  EXPECT_EQ(compiler.compiles, 2);
+  EXPECT_EQ(log_lines_containing("compiling without the cache"), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.ukdb"));
+}
+
 TEST_F(CacheTest, ZstdEntriesRoundTrip) {
   env.vars["KCACHE_COMPRESSION"] = "zstd";
   compiler.binary_size = 100000;

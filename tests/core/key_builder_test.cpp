@@ -68,6 +68,35 @@ TEST(KeyBuilderTest, MaterialRoundTripsWithTheSourceLast) {
 }
 
 // Each input that can change the binary changes the key.
+// The hit path's text (fields, then the request's source by reference)
+// is the material above: the same key, and it matches that material and
+// nothing else.
+TEST(KeyBuilderTest, KeyTextIsTheMaterialInTwoParts) {
+  const KernelRequest request = golden_request();
+  auto text = build_key_text(request, kIdentity, kTarget, Env::posix());
+  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
+  auto material = build_key_material(request, kIdentity, kTarget, Env::posix());
+  ASSERT_TRUE(material.is_ok());
+  const std::string whole = material->serialize();
+  EXPECT_EQ(text->joined(), whole);
+  EXPECT_EQ(text->key(), material->digest());
+  EXPECT_EQ(text->key(), key_of_material(whole));
+  EXPECT_TRUE(text->matches(whole));
+  EXPECT_FALSE(text->matches(whole.substr(0, whole.size() - 1)));
+  EXPECT_FALSE(text->matches(whole + " "));
+  EXPECT_FALSE(text->matches(""));
+  for (std::size_t at : {std::size_t{0}, whole.size() / 2, whole.size() - 1}) {
+    std::string changed = whole;
+    changed[at] ^= 1;
+    EXPECT_FALSE(text->matches(changed)) << "byte " << at;
+  }
+  // The source moved across the split still differs.
+  std::string shifted = whole;
+  shifted.insert(shifted.find("source "), "x");
+  shifted.pop_back();
+  EXPECT_FALSE(text->matches(shifted));
+}
+
 TEST(KeyBuilderTest, EveryComponentChangesTheKey) {
   const CacheKey base =
       build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();

@@ -131,6 +131,16 @@ __global__ void axpy(float a, const float* x, float* y) {
   auto warm = fresh->get_function(request, "axpy<1024>");
   ASSERT_TRUE(warm.is_ok());
   EXPECT_EQ(warm->tier, TierKind::kUser);
+  EXPECT_EQ(warm->key, first->key);
+  // Asked again, the loader uses its module before looking in any tier; it
+  // kept the module, not the bytes (the cache's memory tier is empty).
+  auto reused = fresh->get_function(request, "axpy<1024>");
+  ASSERT_TRUE(reused.is_ok());
+  EXPECT_EQ(reused->tier, TierKind::kMemory);
+  EXPECT_EQ(reused->module, warm->module);
+  EXPECT_EQ(reused->function, warm->function);
+  EXPECT_EQ(fresh_cache->stats().requests, 1u);
+  EXPECT_EQ(fresh_cache->get_or_compile(request, *target, *compiler_)->tier, TierKind::kUser);
 
   EXPECT_EQ((*loader)->get_function(request, "missing<1>").status().code(), StatusCode::kNotFound);
 }

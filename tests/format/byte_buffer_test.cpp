@@ -14,8 +14,22 @@ TEST(ByteBufferTest, SmallBuffersHoldTheirSize) {
   EXPECT_EQ(std::string(copy.span().begin(), copy.span().end()), "abc");
 }
 
-// A released large buffer is handed out again (its pages are already
-// mapped), to any request of the same size class.
+// A released buffer is handed out again (its pages are already mapped), to
+// any request of the same size class: an entry of a few KiB as well as a
+// large one.
+TEST(ByteBufferTest, SmallBuffersAreReused) {
+  std::uint8_t* first = nullptr;
+  {
+    ByteBuffer buffer = ByteBuffer::allocate(11000);
+    first = buffer.data.get();
+    buffer.mutable_span().back() = 7;
+  }
+  ByteBuffer again = ByteBuffer::allocate(9000);  // same 16 KiB class
+  EXPECT_EQ(again.data.get(), first);
+  ByteBuffer other = ByteBuffer::allocate(11000);  // the class is empty now
+  EXPECT_NE(other.data.get(), first);
+}
+
 TEST(ByteBufferTest, LargeBuffersAreReused) {
   std::uint8_t* first = nullptr;
   {
@@ -37,6 +51,25 @@ TEST(ByteBufferTest, SharedOwnersKeepTheBuffer) {
   buffer = ByteBuffer::allocate(70000);  // must not get `raw` while `owner` holds it
   EXPECT_NE(buffer.data.get(), raw);
   owner.reset();
+}
+
+// Copies of a SharedText share its bytes; one made from a string owns them.
+TEST(SharedTextTest, CopiesShareTheBytes) {
+  ByteBuffer buffer = ByteBuffer::copy_of(
+      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>("key text"), 8));
+  SharedText inside(buffer.data,
+                    std::string_view(reinterpret_cast<const char*>(buffer.data.get()), 3));
+  buffer = ByteBuffer();  // the text keeps its buffer alive
+  SharedText copy = inside;
+  EXPECT_EQ(copy.data(), inside.data());
+  EXPECT_EQ(copy, "key");
+
+  std::string text = "owned";
+  SharedText owned = text;
+  text[0] = 'X';
+  EXPECT_EQ(owned, "owned");
+  EXPECT_NE(owned, std::string("other"));
+  EXPECT_TRUE(owned.starts_with("own"));
 }
 
 }  // namespace

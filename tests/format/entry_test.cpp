@@ -48,6 +48,21 @@ TEST(EntryTest, RoundTrip) {
   }
 }
 
+// A decoded entry's material and payload are views into the bytes read,
+// which they keep alive: nothing is copied on a hit.
+TEST(EntryTest, DecodedEntrySharesTheBytes) {
+  Entry entry = make_entry(100);
+  ByteBuffer bytes = encoded(entry);
+  const std::uint8_t* begin = bytes.data.get();
+  auto decoded = decode_entry(bytes, &entry.key);
+  ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+  EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(decoded->material.data()),
+            begin + kEntryHeaderSize);
+  EXPECT_EQ(decoded->payload().data() + decoded->payload().size(), begin + bytes.size);
+  bytes = ByteBuffer();
+  expect_same(entry, *decoded);
+}
+
 TEST(EntryTest, ZstdRoundTripIsSmaller) {
   if (!compression_available(Compression::kZstd)) GTEST_SKIP() << "built without zstd";
   Entry entry = make_entry(65536);

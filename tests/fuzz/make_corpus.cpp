@@ -61,7 +61,7 @@ std::string real_key_text(const std::string& options, const std::string& kernel)
   compiler.id = "pocl";
   compiler.version = "OpenCL 3.0 PoCL 3.1 Linux, LLVM 15";
   auto target = must(Target::parse("cpu-haswell"), "target");
-  return must(build_key_text(request, compiler, target, Env::posix()), "key text");
+  return must(build_key_text(request, compiler, target, Env::posix()), "key text").joined();
 }
 
 std::vector<std::uint8_t> make_entry(const std::string& material, const Fields& metadata,
