@@ -7,7 +7,8 @@
 //     -> user (read-write, <cache dir>/<version>/<db>.ukdb) -> compile
 //
 // A compiled binary is written to the user tier and kept in memory. A hit
-// in a lower tier is kept in memory too. Every entry read from disk is
+// in a lower tier is kept in memory too (its bytes are shared, not copied),
+// unless the caller asks otherwise (GetOptions). Every entry read from disk is
 // checked (checksum, then the full key material) before it is returned; a
 // bad entry is counted, moved to quarantine and treated as a miss.
 //
@@ -119,9 +120,10 @@ struct KCACHE_EXPORT VerifyReport {
 
 // How get_or_compile treats one request.
 struct KCACHE_EXPORT GetOptions {
-  // Keep a binary read from disk in the memory tier. A caller that keeps
-  // what it makes of the binary (the CUDA loader keeps the loaded module)
-  // need not hold the bytes twice.
+  // Keep the binary (read from disk or compiled) in the memory tier. A
+  // caller that keeps what it makes of the binary (the CUDA loader keeps
+  // the loaded module) need not hold the bytes twice; a later request for
+  // it then reads the user tier.
   bool keep_in_memory = true;
 };
 
@@ -129,7 +131,8 @@ struct KCACHE_EXPORT GetOptions {
 // Cache::prepare: the first half of get_or_compile, for a caller that looks
 // in a store of its own (the CUDA loader's modules) before the tiers. It
 // refers to the request it was made from (the source is not copied), which
-// must outlive it.
+// must outlive it and must not change meanwhile: the key was derived from
+// it. It belongs to the cache and compiler it was prepared with.
 class KCACHE_EXPORT PreparedRequest {
  public:
   [[nodiscard]] const CacheKey& key() const { return key_; }
@@ -138,9 +141,17 @@ class KCACHE_EXPORT PreparedRequest {
 
  private:
   friend class Cache;
-  PreparedRequest(const KernelRequest& request, Target target, KeyText text)
-      : request_(&request), target_(std::move(target)), text_(std::move(text)), key_(text_.key()) {}
+  PreparedRequest(const void* cache, const Compiler& compiler, const KernelRequest& request,
+                  Target target, KeyText text)
+      : cache_(cache),
+        compiler_(&compiler),
+        request_(&request),
+        target_(std::move(target)),
+        text_(std::move(text)),
+        key_(text_.key()) {}
 
+  const void* cache_;
+  const Compiler* compiler_;
   const KernelRequest* request_;
   Target target_;
   KeyText text_;
@@ -174,7 +185,11 @@ class KCACHE_EXPORT Cache {
   // (get_or_compile(request) compiles such a request without the cache).
   Result<PreparedRequest> prepare(const KernelRequest& request, const Target& target,
                                   const Compiler& compiler) const;
-  // The second half: the binary for a prepared request.
+  // A temporary request would be gone before its prepared form is used.
+  Result<PreparedRequest> prepare(KernelRequest&& request, const Target& target,
+                                  const Compiler& compiler) const = delete;
+  // The second half: the binary for a prepared request. kInvalidArgument
+  // when `request` was prepared by another cache or for another compiler.
   Result<CachedKernel> get_or_compile(const PreparedRequest& request, Compiler& compiler,
                                       const GetOptions& options = {});
   // The key and key material `request` would be looked up under, without a

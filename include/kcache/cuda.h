@@ -4,7 +4,11 @@
 // binary comes from the cache (or is compiled once), is loaded into the
 // current CUDA context, and the module is kept per context in memory, so a
 // second request for it in the process costs a key derivation and a map
-// lookup. Part of the optional library kcache::cuda (libkcache_cuda.so);
+// lookup (it does not reach the cache, nor count in its stats). The loader
+// keeps modules, not binaries: it asks the cache not to keep the bytes in
+// its memory tier. A request that cannot be keyed (a header on disk that
+// cannot be read: the cache warns once) is compiled and loaded on every
+// call. Part of the optional library kcache::cuda (libkcache_cuda.so);
 // libcuda is loaded at run time, so the library builds and links on
 // machines without a GPU driver, and says so at create() time.
 //

@@ -6,8 +6,9 @@
 //   3. user    the read-write cache of this user, database <T.arch>_<T.units>;
 //   4. compile once per key in this process (single flight); the binary is
 //      written to the user tier, then kept in memory.
-// A hit in 2 or 3 is copied into memory; nothing is ever written to the
-// system tier. Every entry read from disk has passed its checksum; its key
+// A hit in 2 or 3 is kept in memory too (the bytes are shared), unless the
+// caller keeps what it makes of them (GetOptions::keep_in_memory); nothing
+// is ever written to the system tier. Every entry read from disk has passed its checksum; its key
 // material must also equal the request's byte for byte, or it is treated as
 // corrupt. A failing tier is logged once and skipped: a cache problem never
 // fails a request. With the cache disabled, every request compiles and
@@ -151,7 +152,7 @@ class Cache::Impl final : public TierEvents {
     }
     auto text = build_key_text(request, compiler, *target, env_);
     if (!text) return text.status();
-    return PreparedRequest(request, std::move(*target), std::move(*text));
+    return PreparedRequest(this, compiler, request, std::move(*target), std::move(*text));
   }
 
   Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& requested,
@@ -170,6 +171,10 @@ class Cache::Impl final : public TierEvents {
   Result<CachedKernel> get_or_compile(const PreparedRequest& prepared, Compiler& compiler,
                                       const GetOptions& options) {
     ++stats_.requests;
+    if (prepared.cache_ != this || prepared.compiler_ != &compiler) {
+      return Status::invalid_argument(
+          "the request was prepared by another cache or for another compiler");
+    }
     const KernelRequest& request = *prepared.request_;
     const Target& target = prepared.target_;
     const DbNames names{target.db_basename(), target.arch_basename()};
@@ -224,7 +229,7 @@ class Cache::Impl final : public TierEvents {
     // Waiting threads get the binary before it reaches the disk; only the
     // caller waits for the user tier write, and other processes for the
     // lock, which is released once the entry is in place.
-    if (memory_) memory_->put(names.exact, compiled->entry, {});
+    if (memory_ && options.keep_in_memory) memory_->put(names.exact, compiled->entry, {});
     flights_.finish(key, flight, compiled->kernel);
     if (user_) store_in_user(names.exact, compiled->entry);
     return std::move(compiled->kernel);
@@ -443,7 +448,7 @@ class Cache::Impl final : public TierEvents {
   }
 
   // The negative cache. A compile error is stored in the user tier as an
-  // entry of its own key, SHA-256("kcache.failure 1\n" + material): the
+  // entry of its own key, the key of "kcache.failure 1\n" + material: the
   // message in its metadata, the compiler's log as its payload. It is
   // answered for `failure_ttl`, then retried. Only kCompileError is kept:
   // the same compiler fails the same input the same way, while a missing

@@ -194,7 +194,7 @@ class ModuleLoader::Impl {
                                  cached->metadata("format").value_or("binary") + " for " +
                                  cached->target.to_string() + ": " + driver_->error(rc));
     }
-    {
+    try {
       std::lock_guard lock(mutex_);
       if (!prepared) {
         unkeyed_.push_back({*context, module});
@@ -208,6 +208,9 @@ class ModuleLoader::Impl {
           loaded.tier = TierKind::kMemory;
         }
       }
+    } catch (...) {  // out of memory: the module is not leaked
+      driver_->ModuleUnload(module);
+      throw;
     }
     return with_function(std::move(loaded), module, kernel);
   }

@@ -6,10 +6,19 @@
 #include <ostream>
 #include <vector>
 
+// Under ASan (gcc says so with __SANITIZE_ADDRESS__, clang with
+// __has_feature), a free block in the pool is poisoned whole, and a block in
+// use beyond the buffer's size, so that a read past a buffer's end or of a
+// buffer already released is still reported.
 #if defined(__SANITIZE_ADDRESS__)
+#define KCACHE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KCACHE_ASAN 1
+#endif
+#endif
+#if defined(KCACHE_ASAN)
 #include <sanitizer/asan_interface.h>
-// A pooled block is bigger than the buffer asked for: its tail is poisoned
-// so that ASan still reports a read past the buffer's end.
 #define KCACHE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
 #define KCACHE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
@@ -43,11 +52,13 @@ class BufferPool {
       std::lock_guard lock(mutex_);
       auto& free = free_[size_class];
       if (free.size() < kKeptPerClass && kept_bytes_ + class_bytes(size_class) <= kKeptBytes) {
+        KCACHE_POISON(buffer, class_bytes(size_class));
         free.push_back(buffer);
         kept_bytes_ += class_bytes(size_class);
         return;
       }
     }
+    KCACHE_UNPOISON(buffer, class_bytes(size_class));
     delete[] buffer;
   }
   static std::size_t class_bytes(int size_class) { return kPooledMin << size_class; }
@@ -67,19 +78,17 @@ BufferPool& pool() {
 
 ByteBuffer ByteBuffer::allocate(std::size_t n) {
   if (n < kPooledMin || n > BufferPool::class_bytes(kClasses - 1)) {
-    return {std::make_shared_for_overwrite<std::uint8_t[]>(n == 0 ? 1 : n), n};
+    return {std::make_shared_for_overwrite<std::uint8_t[]>(n == 0 ? 1 : n), n, n};
   }
   const int size_class = std::bit_width((n - 1) / kPooledMin);
   const std::size_t block = BufferPool::class_bytes(size_class);
   std::uint8_t* buffer = pool().take(size_class);
   if (buffer == nullptr) buffer = new std::uint8_t[block];
+  KCACHE_UNPOISON(buffer, block);
   KCACHE_POISON(buffer + n, block - n);
-  return {std::shared_ptr<std::uint8_t[]>(buffer,
-                                          [size_class, block](std::uint8_t* p) {
-                                            KCACHE_UNPOISON(p, block);
-                                            pool().give_back(size_class, p);
-                                          }),
-          n};
+  return {std::shared_ptr<std::uint8_t[]>(
+              buffer, [size_class](std::uint8_t* p) { pool().give_back(size_class, p); }),
+          n, block};
 }
 
 std::ostream& operator<<(std::ostream& out, const SharedText& text) { return out << text.view(); }

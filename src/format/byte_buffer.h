@@ -22,6 +22,10 @@ namespace kcache {
 struct ByteBuffer {
   std::shared_ptr<std::uint8_t[]> data;
   std::size_t size = 0;
+  std::size_t block = 0;  // bytes `data` holds: a pooled block may be larger than `size`
+
+  // What keeping this buffer costs in memory.
+  [[nodiscard]] std::size_t footprint() const { return block > size ? block : size; }
 
   static ByteBuffer allocate(std::size_t n);
   static ByteBuffer copy_of(std::span<const std::uint8_t> bytes) {
@@ -55,7 +59,11 @@ class SharedText {
   [[nodiscard]] bool starts_with(std::string_view prefix) const {
     return text_.starts_with(prefix);
   }
-  [[nodiscard]] std::string str() const { return std::string(text_); }
+  // Whether the text lives in the buffer at `data` (and costs no memory
+  // of its own).
+  [[nodiscard]] bool inside(const std::shared_ptr<std::uint8_t[]>& data) const {
+    return owner_ != nullptr && owner_.get() == static_cast<const void*>(data.get());
+  }
 
   friend bool operator==(const SharedText& a, const SharedText& b) { return a.text_ == b.text_; }
   friend bool operator==(const SharedText& a, std::string_view b) { return a.text_ == b; }

@@ -121,13 +121,14 @@ Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key
   }
   entry.created_unix = static_cast<std::int64_t>(le::get_u64(h + 8));
   const char* text = reinterpret_cast<const char*>(h + kEntryHeaderSize);
-  entry.material = SharedText(bytes.data, std::string_view(text, material_size));
+  const std::string_view material(text, material_size);
   auto metadata = decode_fields(std::string_view(text + material_size, metadata_size));
   if (!metadata) return Status::corruption("entry metadata: " + metadata.status().message());
   entry.metadata = std::move(*metadata);
 
   const std::size_t stored_offset = kEntryHeaderSize + material_size + metadata_size;
   if (compression == Compression::kNone) {
+    entry.material = SharedText(bytes.data, material);  // one buffer holds all
     entry.storage = bytes;
     entry.payload_offset = stored_offset;
     entry.payload_size = payload_size;
@@ -135,6 +136,8 @@ Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key
     auto plain =
         decompress(compression, bytes.span().subspan(stored_offset, stored_size), payload_size);
     if (!plain) return Status::corruption("entry payload: " + plain.status().message());
+    // The bytes read are not kept: the material is copied out of them.
+    entry.material = std::string(material);
     entry.storage = std::move(*plain);
     entry.payload_offset = 0;
     entry.payload_size = payload_size;

@@ -28,7 +28,7 @@ inline constexpr std::size_t kMaxPayloadSize = 1u << 30;
 struct Entry {
   CacheKey key;
   std::int64_t created_unix = 0;
-  SharedText material;  // KeyMaterial::serialize(); shares `storage` when decoded
+  SharedText material;  // KeyMaterial::serialize(); shares `storage` when decoded uncompressed
   Fields metadata;
   ByteBuffer storage;
   std::size_t payload_offset = 0;
@@ -51,9 +51,10 @@ Result<std::uint64_t> entry_size(std::span<const std::uint8_t> header);
 
 // Decodes and verifies `bytes[offset, offset+size)`: magic, version, sizes,
 // checksum, and that the stored key equals `expected_key` when given.
-// kCorruption on any mismatch; the message says what was wrong. The returned
-// entry's material shares `bytes` (nothing is copied), and so does its
-// payload when it is not compressed.
+// kCorruption on any mismatch; the message says what was wrong. When the
+// payload is not compressed, the returned entry's material and payload are
+// views into `bytes` (nothing is copied); otherwise both are copies and
+// `bytes` is not kept.
 Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key = nullptr);
 
 }  // namespace kcache

@@ -436,6 +436,26 @@ TEST_F(CacheTest, PreparedRequestsAreLookedUpLikeRequests) {
 
   EXPECT_EQ(cache->prepare(req, Target{"unsupported", "", 0}, compiler).status().code(),
             StatusCode::kInvalidArgument);
+  // A prepared request belongs to its cache and compiler.
+  FakeCompiler other;
+  EXPECT_EQ(cache->get_or_compile(*prepared, other).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(open()->get_or_compile(*prepared, compiler).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(other.compiles, 0);
+}
+
+// keep_in_memory = false holds for a compile too: the binary goes to the
+// user tier only, where the next request finds it.
+TEST_F(CacheTest, CompiledBinaryStaysOutOfMemoryWhenAskedTo) {
+  const KernelRequest req = request();
+  auto cache = open();
+  auto prepared = cache->prepare(req, req.target, compiler);
+  ASSERT_TRUE(prepared.is_ok());
+  EXPECT_EQ(cache->get_or_compile(*prepared, compiler, {.keep_in_memory = false})->tier,
+            TierKind::kCompiled);
+  EXPECT_EQ(cache->get_or_compile(*prepared, compiler, {.keep_in_memory = false})->tier,
+            TierKind::kUser);
+  EXPECT_EQ(compiler.compiles, 1);
 }
 
 // A header that exists but cannot be read cannot be keyed: prepare says so,

@@ -59,6 +59,7 @@ TEST(EntryTest, DecodedEntrySharesTheBytes) {
   EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(decoded->material.data()),
             begin + kEntryHeaderSize);
   EXPECT_EQ(decoded->payload().data() + decoded->payload().size(), begin + bytes.size);
+  EXPECT_TRUE(decoded->material.inside(bytes.data));
   bytes = ByteBuffer();
   expect_same(entry, *decoded);
 }
@@ -72,6 +73,9 @@ TEST(EntryTest, ZstdRoundTripIsSmaller) {
   auto decoded = decode_entry(packed, &entry.key);
   ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
   expect_same(entry, *decoded);
+  // The compressed bytes are not kept alive by the material.
+  EXPECT_FALSE(decoded->material.inside(packed.data));
+  EXPECT_FALSE(decoded->material.inside(decoded->storage.data));
 }
 
 TEST(EntryTest, GoldenHeaderLayout) {

@@ -48,9 +48,11 @@ inline std::span<const std::uint8_t> as_bytes(std::string_view text) {
 }
 
 // A buffer of exactly `bytes.size()` bytes (ByteBuffer::allocate pools
-// large buffers in bigger blocks, which would hide an over-read from ASan).
+// buffers of 4 KiB and more in bigger blocks; their tails are poisoned
+// under ASan, but an exact buffer needs no such help).
 inline ByteBuffer exact_buffer(std::span<const std::uint8_t> bytes) {
-  ByteBuffer buffer{std::shared_ptr<std::uint8_t[]>(new std::uint8_t[bytes.size()]), bytes.size()};
+  ByteBuffer buffer{std::shared_ptr<std::uint8_t[]>(new std::uint8_t[bytes.size()]), bytes.size(),
+                    bytes.size()};
   if (!bytes.empty()) std::memcpy(buffer.data.get(), bytes.data(), bytes.size());
   return buffer;
 }

@@ -56,9 +56,12 @@ class MemoryTier final : public Tier {
     CacheKey key;
     Entry entry;
   };
-  // What an entry holds in memory: its buffer and its material.
+  // What an entry holds in memory: its buffer (a whole pooled block) and
+  // its material, unless that lies in the same buffer (an entry read from
+  // disk uncompressed).
   static std::uint64_t charge(const Entry& entry) {
-    return entry.storage.size + entry.material.size() + 256;
+    const bool shared = entry.material.inside(entry.storage.data);
+    return entry.storage.footprint() + (shared ? 0 : entry.material.size()) + 256;
   }
 
   const std::uint64_t capacity_;
