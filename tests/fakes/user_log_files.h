@@ -1,5 +1,6 @@
-// Reaching into a user-tier database from tests: find a key's record in
-// the log (to damage it), write bytes anywhere, forge hint records.
+// Reaching into a user-tier database from tests: make small entries, find a
+// key's record in the log (to damage it), write bytes anywhere, forge hint
+// records.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,9 +11,23 @@
 #include <string_view>
 
 #include "env/env.h"
+#include "format/entry.h"
+#include "format/hash.h"
 #include "store/user/user_log.h"
 
 namespace kcache::testing {
+
+// A small entry: `material`, keyed by it, whose payload is `payload`.
+inline Entry small_entry(const std::string& material, std::string_view payload) {
+  Entry entry;
+  entry.material = material;
+  entry.key = CacheKey(xxh3_128(entry.material));
+  entry.created_unix = 1700000000;
+  entry.storage =
+      ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+  entry.payload_size = payload.size();
+  return entry;
+}
 
 // The newest record of `key` in the log at `log_path`, by a scan of the
 // whole log (the hint is not trusted); nullopt when there is none.

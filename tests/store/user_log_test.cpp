@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "fakes/temp_folder.h"
+#include "fakes/user_log_files.h"
 #include "format/endian.h"
 #include "format/entry.h"
 #include "format/hash.h"
@@ -23,14 +24,7 @@ CacheKey key_of(std::uint8_t fill) {
 }
 
 std::vector<std::uint8_t> entry_bytes(const std::string& name) {
-  Entry entry;
-  entry.material = "kernel " + name + "\n";
-  entry.key = CacheKey(xxh3_128(entry.material));
-  entry.created_unix = 1700000000;
-  entry.storage =
-      ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(name.data()), name.size()});
-  entry.payload_size = name.size();
-  return *encode_entry(entry, Compression::kNone);
+  return *encode_entry(testing::small_entry("kernel " + name + "\n", name), Compression::kNone);
 }
 
 TEST(UserLogFormatTest, GoldenHeaders) {

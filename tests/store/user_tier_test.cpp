@@ -30,14 +30,7 @@ class CountingEvents : public TierEvents {
 };
 
 Entry entry_named(const std::string& name) {
-  Entry entry;
-  entry.material = "backend fake\nkernel " + name + "\n";
-  entry.key = CacheKey(xxh3_128(entry.material));
-  entry.created_unix = 1700000000;
-  entry.storage =
-      ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(name.data()), name.size()});
-  entry.payload_size = name.size();
-  return entry;
+  return testing::small_entry("backend fake\nkernel " + name + "\n", name);
 }
 
 class UserTierTest : public ::testing::Test {
