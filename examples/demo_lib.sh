@@ -92,6 +92,23 @@ fail() {
   exit 1
 }
 
+# demo_skip_backend BACKEND REASON [DETAIL_LINE...]
+# BACKEND cannot start: skips (exit 125), saying why, or fails (exit 1) when
+# KCACHE_REQUIRE_BACKENDS (a comma list, "opencl,hip,nvrtc" in CI) names it.
+# The same rule as skip_backend in tests/cli/lib.sh.
+demo_skip_backend() {
+  local backend=$1 reason=$2 required=${KCACHE_REQUIRE_BACKENDS:-} status=125
+  shift 2
+  if [[ ",${required// /}," == *",$backend,"* ]]; then
+    echo "FAIL: backend $backend is required (KCACHE_REQUIRE_BACKENDS=$required) but cannot start: $reason"
+    status=1
+  else
+    echo "SKIP: $reason"
+  fi
+  [[ $# -eq 0 ]] || printf '%s\n' "$@"
+  exit $status
+}
+
 # demo_test_cold_and_warm DEMO [DEMO_OPTIONS...]
 # Runs the demo cold and warm and fails unless both ran at least 8 kernels,
 # all of them right, the cold run compiled every kernel and the warm run took

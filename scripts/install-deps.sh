@@ -7,7 +7,7 @@ packages=(
   # build
   cmake ninja-build g++ pkg-config ccache clang-format
   # library dependencies
-  libzstd-dev libxxhash-dev libssl-dev libfmt-dev
+  libzstd-dev libxxhash-dev libssl-dev
   # tool, tests, benchmarks
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3
   # fuzzing (tests/fuzz): clang with its libFuzzer and sanitizer runtimes

@@ -280,9 +280,7 @@ class TimedCompiler final : public kcache::Compiler {
  public:
   explicit TimedCompiler(kcache::Compiler& inner) : inner_(inner) {}
   const kcache::CompilerIdentity& identity() const override { return inner_.identity(); }
-  std::vector<std::string> toolkit_include_dirs() const override {
-    return inner_.toolkit_include_dirs();
-  }
+  const kcache::CompilerInputs& inputs() const override { return inner_.inputs(); }
   kcache::Result<kcache::Target> resolve_target(const kcache::Target& t) const override {
     return inner_.resolve_target(t);
   }

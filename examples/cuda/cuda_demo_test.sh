@@ -9,6 +9,8 @@
 #               reference; exit 125 (skipped) without a GPU, driver or NVRTC.
 # compile-only  no GPU: every kernel is compiled for sm_90 and its CUBIN
 #               checked; exit 125 (skipped) without NVRTC.
+# Without NVRTC both fail instead (exit 1) when KCACHE_REQUIRE_BACKENDS
+# names nvrtc; a missing GPU or driver is a skip everywhere.
 set -euo pipefail
 
 mode=${1:?usage: cuda_demo_test.sh gpu|compile-only PATH/TO/kcache_cuda_demo}
@@ -37,9 +39,8 @@ if [[ $mode == gpu && $probe_status -ne 0 ]]; then
   exit 125
 fi
 if ! grep -q '^compiler: ' "$work_dir/probe.out"; then
-  echo "SKIP: no NVRTC to compile the CUDA demo's kernels:"
-  sed 's/^/  /' "$work_dir/probe.err"
-  exit 125
+  demo_skip_backend nvrtc "no NVRTC to compile the CUDA demo's kernels:" \
+    "$(sed 's/^/  /' "$work_dir/probe.err")"
 fi
 
 demo_use_only_cache "$work_dir/cache"

@@ -92,6 +92,11 @@ struct KCACHE_EXPORT CacheStats {
   std::uint64_t store_failures = 0;   // compiled binaries that could not be stored
   std::uint64_t lock_timeouts = 0;    // waits for another process that ran out
   std::uint64_t failure_hits = 0;     // compile errors answered from the negative cache
+  // Requests compiled without the cache because kcache cannot know all a
+  // compile reads (an option naming files it does not model, ...).
+  std::uint64_t uncacheable = 0;
+  // Binaries the driver refused (Cache::reject), removed and compiled again.
+  std::uint64_t rejected = 0;
 };
 
 // One entry of the user tier, as `kcache list` shows it.
@@ -192,6 +197,13 @@ class KCACHE_EXPORT Cache {
   // when `request` was prepared by another cache or for another compiler.
   Result<CachedKernel> get_or_compile(const PreparedRequest& request, Compiler& compiler,
                                       const GetOptions& options = {});
+  // Says that the driver refused `kernel`'s binary (cuModuleLoadData, an
+  // OpenCL build from the binary failed): the entry is removed from the
+  // memory and user tiers, a system-tier entry of that key is passed over
+  // for the rest of the process, it is counted (CacheStats::rejected) and
+  // reported once, and the next request compiles it. `why`: the driver's
+  // error, for the message.
+  void reject(const CachedKernel& kernel, std::string_view why);
   // The key and key material `request` would be looked up under, without a
   // lookup or a compile. For `kcache explain` and tests.
   Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,

@@ -62,6 +62,55 @@ struct KCACHE_EXPORT CompileOutput {
   std::vector<std::pair<std::string, std::string>> metadata{};
   // The compiler's messages (warnings), possibly empty.
   std::string log{};
+  // Files on disk the compile read beyond what the request holds, as the
+  // compiler listed them (the command backend asks gcc, clang, hipcc and
+  // nvcc with -MD -MF). Their digests are kept with the entry and checked
+  // on every hit: one that changed makes the hit a miss. Empty when the
+  // compiler cannot tell.
+  std::vector<std::string> files_read{};
+  // Why the binary must not be cached (the compiler could not say what it
+  // read); empty when it may be. The binary is still returned.
+  std::string not_cacheable{};
+};
+
+// What a compiler reads besides the request, as kcache models it to key a
+// request (docs/design.md §1 says, per backend, what is in the key). The
+// key and the backend's compile read a request through the same model, so
+// the compiler receives exactly the options that were keyed.
+struct KCACHE_EXPORT CompilerInputs {
+  // The option syntax and header search order: "nvrtc", "hiprtc",
+  // "opencl", "gcc" (gcc, clang, hipcc), "nvcc", or "generic": an unknown
+  // compiler, whose -D, -U and -I are read and every place it may search
+  // for a header is keyed.
+  std::string dialect = "generic";
+  // Options the compiler gets besides the request's, read for include
+  // folders and files: before the request's (a command line's own) and
+  // after them (what the platform adds from its environment, such as
+  // PoCL's POCL_EXTRA_BUILD_FLAGS).
+  std::vector<std::string> leading_options{};
+  std::vector<std::string> trailing_options{};
+  // Header folders that ship with the compiler, searched after the others.
+  // A header found there is covered by the identity and not hashed.
+  std::vector<std::string> toolkit_dirs{};
+  // System header folders the compiler takes from its environment
+  // (C_INCLUDE_PATH, CPLUS_INCLUDE_PATH): a header found there is keyed.
+  std::vector<std::string> system_dirs{};
+  // Environment variables that change the output, and their values, for
+  // those that are set: each is in the key.
+  std::vector<std::pair<std::string, std::string>> environment{};
+  // Option names declared harmless (CompilerConfig::harmless_options): an
+  // option kcache does not know and that may name a file makes a request
+  // uncached, unless it is one of these.
+  std::vector<std::string> harmless_options{};
+  // Whether a header found in none of the folders kcache knows is the
+  // compiler's own (a built-in header, covered by its identity). False for
+  // a compiler whose own folders are unknown (a command running an unknown
+  // program): such a header makes the request uncached.
+  bool owns_unfound_headers = true;
+  // The backend passes the options as one string (OpenCL): a token with a
+  // space, a quote or a backslash cannot be passed as itself, and makes the
+  // request uncached (the platform gets the options as written).
+  bool one_option_string = false;
 };
 
 // Thread-safe: `compile` may run on several threads at once, for different
@@ -77,11 +126,9 @@ class KCACHE_EXPORT Compiler {
   // kInvalidArgument and the list of what it supports.
   [[nodiscard]] virtual Result<Target> resolve_target(const Target& requested) const = 0;
 
-  // Folders of headers that ship with the compiler (the CUDA toolkit's
-  // include folder for NVRTC). A header found there is covered by the
-  // compiler's version and is not hashed into the key; headers found
-  // anywhere else are. Empty by default.
-  [[nodiscard]] virtual std::vector<std::string> toolkit_include_dirs() const { return {}; }
+  // How this compiler reads files (see CompilerInputs); the default is a
+  // generic compiler, whose every possible header is keyed.
+  [[nodiscard]] virtual const CompilerInputs& inputs() const;
 
   // Compiles `request` for `target` (a value returned by resolve_target).
   // A source the compiler rejects gives kCompileError with its log in
@@ -114,6 +161,19 @@ struct KCACHE_EXPORT CompilerConfig {
   // the compiler).
   void* opencl_context = nullptr;
   void* opencl_device_id = nullptr;
+
+  // Every backend: names of options kcache should take as harmless (they
+  // read no file and name no folder), e.g. "--my-flag" or "-fmy-opt=": an
+  // option it does not know that may name a file otherwise makes a request
+  // uncached. Such an option takes its value joined or after '='.
+  std::vector<std::string> harmless_options{};
+
+  // Every backend: where it may keep what it learns about its compiler
+  // (identity, targets), checked by the files' stamps, so that a later
+  // process knows it without loading the compiler (nvrtc: a program whose
+  // requests all hit never loads libnvrtc). Empty: <user cache
+  // dir>/<version>/compilers when the cache is enabled; "-": nowhere.
+  std::string facts_dir{};
 
   // nvrtc: the libnvrtc to load (a path or soname); searched when empty.
   std::string nvrtc_library{};

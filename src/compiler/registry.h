@@ -1,5 +1,6 @@
-// Factories of the built-in backends; make_compiler (compiler.h) dispatches
-// to them by name.
+// Factories of the built-in backends; make_compiler (compiler.h,
+// src/core/compiler_factory.cpp) dispatches to them by name, with
+// CompilerConfig::facts_dir filled in.
 #pragma once
 
 #include <kcache/compiler.h>

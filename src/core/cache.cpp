@@ -18,14 +18,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/cache_internal.h"
 #include "core/config.h"
 #include "core/key_builder.h"
 #include "core/log.h"
+#include "core/read_manifest.h"
 #include "core/single_flight.h"
 #include "env/env.h"
+#include "env/temp_dir.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
 #include "store/memory/memory_tier.h"
@@ -150,7 +154,7 @@ class Cache::Impl final : public TierEvents {
     if (const std::string db = target->db_basename(); !valid_db_name(db)) {
       return Status::invalid_argument("target '" + db + "' cannot name a database file");
     }
-    auto text = build_key_text(request, compiler, *target, env_);
+    auto text = build_key_text(request, compiler, *target, env_, &memo_);
     if (!text) return text.status();
     return PreparedRequest(this, compiler, request, std::move(*target), std::move(*text));
   }
@@ -160,9 +164,18 @@ class Cache::Impl final : public TierEvents {
     auto prepared = prepare(request, requested, compiler);
     if (prepared) return get_or_compile(*prepared, compiler, {});
     ++stats_.requests;
-    if (prepared.status().code() != StatusCode::kIoError) return prepared.status();
-    log_.warn_once("Key:" + prepared.status().message(), "Key",
-                   prepared.status().message() + "; compiling without the cache");
+    const Status& why = prepared.status();
+    if (why.code() == StatusCode::kIoError) {
+      log_.warn_once("Key:" + why.message(), "Key",
+                     why.message() + "; compiling without the cache");
+    } else if (why.code() == StatusCode::kNotSupported) {
+      // Not a problem of the cache: kcache cannot know everything this
+      // compile reads, so it is not cached (err towards a miss).
+      ++stats_.uncacheable;
+      log_.info_once("Key:" + why.message(), "Key", "not cached: " + why.message());
+    } else {
+      return why;
+    }
     auto target = compiler.resolve_target(requested);
     if (!target) return target.status();
     return compile_only(request, compiler, *target, nullptr);
@@ -197,13 +210,10 @@ class Cache::Impl final : public TierEvents {
       return shared;
     }
     // A leader that finished between our lookup and join left it in memory.
-    if (memory_) {
-      if (auto got = memory_->get(names, key); got && got->has_value()) {
-        ++stats_.memory_hits;
-        CachedKernel kernel = kernel_from(**got, TierKind::kMemory, target, names.exact);
-        flights_.finish(key, flight, kernel);
-        return kernel;
-      }
+    if (auto done = lookup(names, key, material_text, target, wants_warm, options.keep_in_memory,
+                           TierKind::kMemory)) {
+      flights_.finish(key, flight, *done);
+      return std::move(*done);
     }
     // Across processes: hold the key's lock while compiling and storing, or
     // find the entry another process stored while we waited for it.
@@ -220,11 +230,41 @@ class Cache::Impl final : public TierEvents {
     }
     auto compiled = compile(request, compiler, target, &keyed);
     if (!compiled) {
-      if (compiled.status().code() == StatusCode::kCompileError) {
+      std::vector<FileId> ignored;
+      if (compiled.status().code() == StatusCode::kCompileError &&
+          !inputs_changed(request, compiler, target, key, keyed, ignored)) {
         remember_failure(names.exact, keyed.material, compiled.status());
       }
       flights_.finish(key, flight, compiled.status());
       return compiled.status();
+    }
+    std::vector<FileId> rechecked;
+    if (inputs_changed(request, compiler, target, key, keyed, rechecked)) {
+      // A header changed while the kernel compiled: the binary may be of
+      // either version, so it is not kept under either key.
+      ++stats_.uncacheable;
+      log_.info_once("Race:" + key.hex(), "Key",
+                     "a header changed while kernel " + key.hex().substr(0, 16) +
+                         " compiled; the binary is returned but not cached");
+      flights_.finish(key, flight, compiled->kernel);
+      return std::move(compiled->kernel);
+    }
+    if (compiled->unstorable.empty() && !compiled->files_read.empty()) {
+      auto manifest =
+          read_manifest(compiled->files_read, compiled->started_ns, rechecked, env_, memo_.digests);
+      if (manifest) {
+        Fields& metadata = compiled->entry.metadata;
+        metadata.insert(metadata.end(), manifest->begin(), manifest->end());
+        compiled->kernel.metadata_fields = metadata;
+      } else {
+        compiled->unstorable = manifest.status().message();
+      }
+    }
+    if (!compiled->unstorable.empty()) {
+      ++stats_.uncacheable;
+      log_.info_once("Key:" + compiled->unstorable, "Key", "not cached: " + compiled->unstorable);
+      flights_.finish(key, flight, compiled->kernel);
+      return std::move(compiled->kernel);
     }
     // Waiting threads get the binary before it reaches the disk; only the
     // caller waits for the user tier write, and other processes for the
@@ -235,12 +275,26 @@ class Cache::Impl final : public TierEvents {
     return std::move(compiled->kernel);
   }
 
+  void reject(const CachedKernel& kernel, std::string_view why) {
+    ++stats_.rejected;
+    {
+      std::lock_guard lock(rejected_mutex_);
+      rejected_.insert(kernel.key);
+    }
+    if (memory_) (void)memory_->remove(kernel.db, kernel.key);
+    if (user_) (void)user_->remove(kernel.db, kernel.key);
+    log_.warn_once("Rejected:" + kernel.key.hex(), "Integrity",
+                   "The driver refused the binary of kernel " + kernel.key.hex().substr(0, 16) +
+                       " from the " + std::string(tier_name(kernel.tier)) + " tier (" +
+                       std::string(why) + "); it is removed and compiled again");
+  }
+
   Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,
                                                    const Compiler& compiler) const {
     auto target = compiler.resolve_target(request.target);
     if (!target) return target.status();
-    auto material = build_key_material(request, compiler.identity(), *target, env_,
-                                       compiler.toolkit_include_dirs());
+    auto material =
+        build_key_material(request, compiler.identity(), compiler.inputs(), *target, env_);
     if (!material) return material.status();
     return std::pair{material->digest(), std::move(*material)};
   }
@@ -257,6 +311,8 @@ class Cache::Impl final : public TierEvents {
     s.store_failures = stats_.store_failures;
     s.lock_timeouts = stats_.lock_timeouts;
     s.failure_hits = stats_.failure_hits;
+    s.uncacheable = stats_.uncacheable;
+    s.rejected = stats_.rejected;
     return s;
   }
 
@@ -304,6 +360,15 @@ class Cache::Impl final : public TierEvents {
   Result<VerifyReport> verify(bool repair) {
     if (!config_.enabled) return unavailable();
     VerifyReport report;
+    if (repair) {
+      // The scratch folders of compiles killed before they could remove them.
+      std::string base = env_.get_env("TMPDIR").value_or("");
+      if (base.empty()) base = "/tmp";
+      if (const std::size_t removed = reclaim_abandoned_temp_dirs(base); removed > 0) {
+        report.problems.push_back(
+            {base, std::to_string(removed) + " scratch folders of killed compiles", true});
+      }
+    }
     if (user_) {
       if (Status s = user_->verify(repair, report); !s.is_ok()) return s;
     }
@@ -345,10 +410,15 @@ class Cache::Impl final : public TierEvents {
   struct AtomicStats {
     std::atomic<std::uint64_t> requests{0}, memory_hits{0}, system_hits{0}, user_hits{0},
         compiles{0}, compile_failures{0}, corrupt_entries{0}, store_failures{0}, lock_timeouts{0},
-        failure_hits{0};
+        failure_hits{0}, uncacheable{0}, rejected{0};
   };
 
   Tier* require_user() const { return user_.get(); }
+
+  bool was_rejected(const CacheKey& key) const {
+    std::lock_guard lock(rejected_mutex_);
+    return rejected_.contains(key);
+  }
   Status unavailable() const {
     if (!config_.enabled)
       return Status::unavailable("the cache is disabled (" + config_.disabled_reason + ")");
@@ -359,11 +429,12 @@ class Cache::Impl final : public TierEvents {
   // (by `kcache compile`, say) is passed over; the compile that follows
   // replaces it with a warmed binary.
   // `keep_in_memory`: GetOptions'.
-  // `user_only`: look in the user tier alone (while waiting on another
-  // process that is compiling the key).
+  // `only`: look in that tier alone (the user tier while waiting on another
+  // process that is compiling the key; memory after joining a flight).
   std::optional<CachedKernel> lookup(const DbNames& names, const CacheKey& key,
                                      const KeyText& material, const Target& target, bool wants_warm,
-                                     bool keep_in_memory, bool user_only = false) {
+                                     bool keep_in_memory,
+                                     std::optional<TierKind> only = std::nullopt) {
     struct Step {
       Tier* tier;
       TierKind kind;
@@ -373,7 +444,8 @@ class Cache::Impl final : public TierEvents {
                           {system_.get(), TierKind::kSystem, &stats_.system_hits},
                           {user_.get(), TierKind::kUser, &stats_.user_hits}};
     for (const Step& step : steps) {
-      if (step.tier == nullptr || (user_only && step.kind != TierKind::kUser)) continue;
+      if (step.tier == nullptr || (only && step.kind != *only)) continue;
+      if (step.kind == TierKind::kSystem && was_rejected(key)) continue;
       auto got = step.tier->get(names, key);
       if (!got) {
         log_.warn_once("TierRead:" + got.status().message(), "Cache",
@@ -386,6 +458,11 @@ class Cache::Impl final : public TierEvents {
       if (!material.matches(entry.material)) {
         on_corrupt(step.tier->name(), key.hex(),
                    Status::corruption("its key material differs from the request's"));
+        continue;
+      }
+      if (!read_manifest_holds(entry.metadata, env_, memo_.digests)) {
+        log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(step.tier->name()) +
+                                " tier was built from a file that has changed since; rebuilding");
         continue;
       }
       if (wants_warm && has_field(entry.metadata, "warmed", "no")) {
@@ -428,10 +505,10 @@ class Cache::Impl final : public TierEvents {
         lock = std::move(*attempt);
         // The previous holder may have stored it just before unlocking.
         return lookup(names, key, material, target, wants_warm, options.keep_in_memory,
-                      /*user_only=*/true);
+                      TierKind::kUser);
       }
       if (auto stored = lookup(names, key, material, target, wants_warm, options.keep_in_memory,
-                               /*user_only=*/true)) {
+                               TierKind::kUser)) {
         return stored;
       }
       if (std::chrono::steady_clock::now() >= deadline) {
@@ -497,12 +574,20 @@ class Cache::Impl final : public TierEvents {
   struct Compiled {
     Entry entry;  // keyed when the request was
     CachedKernel kernel;
+    // Why the entry must not be stored (a file the compiler read that
+    // kcache cannot check); empty when it may.
+    std::string unstorable;
+    // What the compiler said it read (CompileOutput::files_read), and when
+    // it started (wall_clock_ns).
+    std::vector<std::string> files_read;
+    std::int64_t started_ns = 0;
   };
 
   // Runs the compiler and wraps its output as an entry under `keyed` (which
   // may be null when the request could not be keyed). Stores nothing.
   Result<Compiled> compile(const KernelRequest& request, Compiler& compiler, const Target& target,
                            const Keyed* keyed) {
+    const std::int64_t started_ns = wall_clock_ns();
     auto output = run_compiler(compiler, request, target);
     if (!output) {
       ++stats_.compile_failures;
@@ -517,11 +602,29 @@ class Cache::Impl final : public TierEvents {
     }
     entry.created_unix = env_.now_unix();
     entry.metadata = std::move(output->metadata);
+    compiled.unstorable = output->not_cacheable;
+    compiled.files_read = std::move(output->files_read);
+    compiled.started_ns = started_ns;
     entry.storage = ByteBuffer::copy_of(output->binary);
     entry.payload_size = output->binary.size();
     compiled.kernel = kernel_from(entry, TierKind::kCompiled, target, target.db_basename());
     compiled.kernel.compile_log = std::move(output->log);
     return compiled;
+  }
+
+  // Whether the files the key was derived from changed since (a header
+  // edited while its kernel compiled): the key is derived again, the
+  // headers read anew where their stamps moved.
+  // `rechecked` receives the files on disk the key holds.
+  bool inputs_changed(const KernelRequest& request, const Compiler& compiler, const Target& target,
+                      const CacheKey& key, const Keyed& keyed, std::vector<FileId>& rechecked) {
+    const std::string_view material = keyed.material.view();
+    if (material.find("\nheader ") == std::string_view::npos &&
+        material.find("\nheaders.scan ") == std::string_view::npos) {
+      return false;  // no header on disk: nothing to change
+    }
+    auto again = build_key_text(request, compiler, target, env_, &memo_, &rechecked);
+    return !again || again->key() != key;
   }
 
   // Compiles without keeping the result anywhere.
@@ -551,6 +654,9 @@ class Cache::Impl final : public TierEvents {
   std::unique_ptr<Tier> system_;
   std::unique_ptr<Tier> user_;
   SingleFlight<CacheKey, Result<CachedKernel>> flights_;
+  mutable KeyMemo memo_;  // of headers on disk and scans, reused while unchanged
+  mutable std::mutex rejected_mutex_;
+  std::set<CacheKey> rejected_;  // guarded by rejected_mutex_: refused by the driver
   mutable AtomicStats stats_;
 };
 
@@ -582,6 +688,7 @@ Result<CachedKernel> Cache::get_or_compile(const PreparedRequest& request, Compi
                                            const GetOptions& options) {
   return impl_->get_or_compile(request, compiler, options);
 }
+void Cache::reject(const CachedKernel& kernel, std::string_view why) { impl_->reject(kernel, why); }
 Result<std::pair<CacheKey, KeyMaterial>> Cache::key_for(const KernelRequest& request,
                                                         const Compiler& compiler) const {
   return impl_->key_for(request, compiler);

@@ -339,6 +339,14 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
       setting.origin = "env " + std::string(row.env_var);
     } else {
       std::tie(setting.value, setting.origin) = default_for(row);
+      // An empty variable means "unset" for the others; for the cache
+      // folder it is more likely a script's unset variable
+      // (KCACHE_CUSTOM_CACHE_DIR=$SCRATCH) than a wish for the default.
+      if (row.name == "cache_dir" && env_value) {
+        config.warnings.push_back("Ignoring " + std::string(row.env_var) + "='" + *env_value +
+                                  "': expected " + std::string(row.expected) + "; using '" +
+                                  setting.value + "'");
+      }
     }
     if (!valid_value(row.type, setting.value)) {
       auto [fallback, fallback_origin] = default_for(row);

@@ -7,10 +7,12 @@
 #include <kcache/key.h>
 
 #include "env/env.h"
+#include "inputs/file_digests.h"
+#include "inputs/scan_memo.h"
 
 namespace kcache {
 
-inline constexpr int kKeySchemaVersion = 2;
+inline constexpr int kKeySchemaVersion = 3;
 
 // The last field of key material: the whole source, written raw
 // (append_raw_field).
@@ -19,23 +21,43 @@ inline constexpr std::string_view kSourceField = "source";
 // The key of serialized key material: its XXH3-128.
 CacheKey key_of_material(std::string_view material);
 
-// kInvalidArgument for malformed options or an empty source; kIoError when
-// a header exists but cannot be read.
-// The same, already serialized (KeyMaterial::serialize()): what the cache
-// hashes and compares on every request, without building the field list.
-// The text refers to `request.source`.
-Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
-                               const Target& target, const Env& env,
-                               const std::vector<std::string>& toolkit_dirs = {});
-// The same for `compiler`, whose toolkit folders are listed only when the
-// source can include a header (the hit path).
-Result<KeyText> build_key_text(const KernelRequest& request, const Compiler& compiler,
-                               const Target& target, const Env& env);
+// The key material of `request` for `compiler` and `target`, serialized
+// (KeyMaterial::serialize()) in two parts: what the cache hashes and
+// compares on every request, without building the field list. The text
+// refers to `request.source`. `inputs`: how the compiler reads files (its
+// Compiler::inputs()). `memo` (may be null) makes repeated requests
+// cheaper, never different.
+//
+// Errors: kInvalidArgument for malformed options, an empty source or two
+// in-memory headers of one name; kIoError when a header exists but cannot
+// be read; kNotSupported when the request cannot be keyed (an option that
+// reads what kcache does not model, a header that is not a regular file,
+// more headers than the scan's limits): it is compiled, never cached.
+// What a cache remembers across requests to key them faster: digests of
+// files and texts, and whole scans (each checked against the disk before
+// use).
+struct KeyMemo {
+  FileDigests digests;
+  ScanMemo scans;
+};
 
-// `toolkit_dirs`: Compiler::toolkit_include_dirs().
+// `keyed_files` (may be null) receives the files on disk whose content
+// went into the key.
+Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                               const CompilerInputs& inputs, const Target& target, const Env& env,
+                               KeyMemo* memo = nullptr, std::vector<FileId>* keyed_files = nullptr);
+Result<KeyText> build_key_text(const KernelRequest& request, const Compiler& compiler,
+                               const Target& target, const Env& env, KeyMemo* memo = nullptr,
+                               std::vector<FileId>* keyed_files = nullptr);
+
+// The same, as fields.
+Result<KeyMaterial> build_key_material(const KernelRequest& request,
+                                       const CompilerIdentity& compiler,
+                                       const CompilerInputs& inputs, const Target& target,
+                                       const Env& env);
+// For a generic compiler (CompilerInputs{}).
 Result<KeyMaterial> build_key_material(const KernelRequest& request,
                                        const CompilerIdentity& compiler, const Target& target,
-                                       const Env& env,
-                                       const std::vector<std::string>& toolkit_dirs = {});
+                                       const Env& env);
 
 }  // namespace kcache

@@ -81,4 +81,14 @@ void Logger::warn_once(std::string_view dedupe_key, std::string_view area,
   warn(area, text);
 }
 
+void Logger::info_once(std::string_view dedupe_key, std::string_view area,
+                       std::string_view text) const {
+  if (!enabled(LogLevel::kInfo)) return;
+  {
+    std::lock_guard lock(once_mutex());
+    if (!once_keys().emplace(std::string("info:") + std::string(dedupe_key)).second) return;
+  }
+  info(area, text);
+}
+
 }  // namespace kcache

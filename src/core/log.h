@@ -36,6 +36,8 @@ class Logger {
   // Warns unless a warning with `dedupe_key` was already given in this
   // process (by any Logger).
   void warn_once(std::string_view dedupe_key, std::string_view area, std::string_view text) const;
+  // The same at info level.
+  void info_once(std::string_view dedupe_key, std::string_view area, std::string_view text) const;
 
   // "kcache: Warning [Area] text".
   static std::string format(LogLevel level, std::string_view area, std::string_view text);

@@ -178,8 +178,11 @@ class ModuleLoader::Impl {
     // keep the bytes in memory too. A request that cannot be keyed (a
     // header on disk that cannot be read) is compiled without the cache,
     // and its module is not kept for reuse.
-    auto cached = prepared ? cache_.get_or_compile(*prepared, compiler_, {.keep_in_memory = false})
-                           : cache_.get_or_compile(request, *device, compiler_);
+    auto fetch = [&] {
+      return prepared ? cache_.get_or_compile(*prepared, compiler_, {.keep_in_memory = false})
+                      : cache_.get_or_compile(request, *device, compiler_);
+    };
+    auto cached = fetch();
     if (!cached) return cached.status();
 
     LoadedKernel loaded;
@@ -188,8 +191,19 @@ class ModuleLoader::Impl {
     loaded.tier = cached->tier;
     loaded.lowered_name = cached->lowered_name(kernel);
     CUmodule module = nullptr;
-    if (CUresult rc = driver_->ModuleLoadData(&module, cached->binary().data());
-        rc != CUDA_SUCCESS) {
+    CUresult rc = driver_->ModuleLoadData(&module, cached->binary().data());
+    if (rc != CUDA_SUCCESS && cached->tier != TierKind::kCompiled) {
+      // A stored binary the driver refuses (one built for another driver, a
+      // damaged package): evicted, compiled again, never returned again.
+      cache_.reject(*cached, "cuModuleLoadData: " + driver_->error(rc));
+      cached = fetch();
+      if (!cached) return cached.status();
+      loaded.key = cached->key;
+      loaded.tier = cached->tier;
+      loaded.lowered_name = cached->lowered_name(kernel);
+      rc = driver_->ModuleLoadData(&module, cached->binary().data());
+    }
+    if (rc != CUDA_SUCCESS) {
       return Status::unavailable("cuModuleLoadData rejected the " +
                                  cached->metadata("format").value_or("binary") + " for " +
                                  cached->target.to_string() + ": " + driver_->error(rc));

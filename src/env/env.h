@@ -79,6 +79,18 @@ struct FileInfo {
   FileId id;
 };
 
+// What stat (following links) says of a file, precisely enough to tell
+// that it changed: an edit changes its size, its mtime or its ctime (a
+// rename over it, its inode).
+struct FileStamp {
+  FileId id;
+  FileType type = FileType::kOther;  // never kSymlink: links are followed
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;  // since the epoch
+  std::int64_t changed_ns = 0;   // ctime
+  bool operator==(const FileStamp&) const = default;
+};
+
 // The kind of file system a path is on, as far as a cache cares: a network
 // file system (NFS, SMB, Lustre, ...) gives no shared memory across machines
 // and weak locks; FUSE may be local or remote (sshfs), so it is told apart.
@@ -148,6 +160,8 @@ class Env {
   [[nodiscard]] virtual bool is_dir(const std::string& path) const = 0;
   // lstat: a symbolic link is reported as one. kNotFound when absent.
   virtual Result<FileInfo> file_info(const std::string& path) const = 0;
+  // stat, links followed. kNotFound when absent (or a link to nothing).
+  virtual Result<FileStamp> stamp(const std::string& path) const = 0;
   // Whether this process may create files in folder `path`, or, when it does
   // not exist, create it: ok, or why not (its nearest existing parent is
   // not a folder, cannot be written, is on a read-only file system). Looks;
@@ -206,6 +220,7 @@ class EnvWrapper : public Env {
   Result<FileInfo> file_info(const std::string& path) const override {
     return target_.file_info(path);
   }
+  Result<FileStamp> stamp(const std::string& path) const override { return target_.stamp(path); }
   Status check_writable(const std::string& path) const override {
     return target_.check_writable(path);
   }

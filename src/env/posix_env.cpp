@@ -15,6 +15,7 @@
 #include <random>
 
 #include "env/env.h"
+#include "env/unique_fd.h"
 
 namespace kcache {
 
@@ -25,21 +26,6 @@ Status errno_status(const std::string& what, const std::string& path, int err) {
 }
 
 namespace {
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  [[nodiscard]] int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 // `path()` names the file in errors (built only then).
 template <typename PathOf>
@@ -98,7 +84,7 @@ class PosixFile final : public File {
   }
 
  private:
-  FileDescriptor fd_;
+  UniqueFd fd_;
   FileId id_;
   std::string path_;
 };
@@ -106,7 +92,7 @@ class PosixFile final : public File {
 // `path` opened with `flags` (and `mode` when created) as a regular file.
 Result<std::unique_ptr<File>> open_posix_file(const std::string& path, int flags, mode_t mode) {
   // O_NONBLOCK: a fifo in the file's place must not hang the open.
-  FileDescriptor fd(::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, mode));
+  UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, mode));
   if (fd.get() < 0) return errno_status("cannot open", path, errno);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return errno_status("cannot stat", path, errno);
@@ -118,7 +104,7 @@ Result<std::unique_ptr<File>> open_posix_file(const std::string& path, int flags
 // The whole of the open file `fd`; `path` names it in errors (built only
 // then).
 template <typename PathOf>
-Result<ByteBuffer> read_open_file(const FileDescriptor& fd, const PathOf& path) {
+Result<ByteBuffer> read_open_file(const UniqueFd& fd, const PathOf& path) {
   if (fd.get() < 0) {
     const int err = errno;  // before path() allocates
     return errno_status("cannot open", path(), err);
@@ -201,7 +187,7 @@ class OfdLock final : public FileLock {
   explicit OfdLock(int fd) : fd_(fd) {}
 
  private:
-  FileDescriptor fd_;
+  UniqueFd fd_;
 };
 
 class PosixEnv final : public Env {
@@ -231,7 +217,9 @@ class PosixEnv final : public Env {
   }
 
   Result<ByteBuffer> read_file(const std::string& path) const override {
-    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: a FIFO (or a device) at `path` must not hang the open; it
+    // is refused as not a regular file.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     return read_open_file(fd, [&]() -> const std::string& { return path; });
   }
 
@@ -277,7 +265,7 @@ class PosixEnv final : public Env {
   }
 
   Status sync_dir(const std::string& path) override {
-    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (fd.get() < 0) return errno_status("cannot open folder", path, errno);
     while (::fsync(fd.get()) != 0) {
       if (errno != EINTR) return errno_status("cannot sync folder", path, errno);
@@ -321,7 +309,7 @@ class PosixEnv final : public Env {
 
   Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
                                              std::uint64_t offset) override {
-    FileDescriptor fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (fd.get() < 0) return errno_status("cannot open lock file", path, errno);
     struct flock lock {};
     lock.l_type = F_WRLCK;
@@ -355,6 +343,20 @@ class PosixEnv final : public Env {
     info.modified_unix = st.st_mtim.tv_sec;
     info.id = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
     return info;
+  }
+
+  Result<FileStamp> stamp(const std::string& path) const override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return errno_status("cannot stat", path, errno);
+    FileStamp stamp;
+    stamp.id = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+    stamp.type = S_ISREG(st.st_mode)   ? FileType::kRegular
+                 : S_ISDIR(st.st_mode) ? FileType::kDirectory
+                                       : FileType::kOther;
+    stamp.size = static_cast<std::uint64_t>(st.st_size);
+    stamp.modified_ns = st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec;
+    stamp.changed_ns = st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec;
+    return stamp;
   }
 
   Status check_writable(const std::string& path) const override {

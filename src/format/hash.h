@@ -22,8 +22,8 @@ std::string to_hex(std::span<const std::uint8_t> bytes);
 void write_hex(std::span<const std::uint8_t> bytes, char* out);
 // "sha256:<64 hex>" of `text`, the form key material uses.
 std::string sha256_field(std::string_view text);
-// Loads OpenSSL's configuration and SHA-256 implementation now (idempotent),
-// so that the first key derived does not pay milliseconds for it.
+// Runs the first SHA-256 and XXH3 now (idempotent: CPU feature detection,
+// xxHash's dispatch), so that the first key derived does not pay for it.
 void prepare_hashing();
 
 // XXH3-128 of `data`, in canonical (big-endian) byte order.

@@ -2,7 +2,8 @@
 # The hip backend for real (hipRTC from ROCm; no AMD GPU needed): a miss then
 # a hit, lowered names, target features in the key, and gfx1100 (on which
 # ROCm 5.2's hipRTC aborts its process) refused with exit 1, leaving no
-# comgr-* folder behind. Skips when libamdhip64 is not installed.
+# comgr-* folder behind. Skips when libamdhip64 is not installed (fails when
+# KCACHE_REQUIRE_BACKENDS names hip).
 source "$(dirname "$0")/lib.sh"
 fresh_env
 require_enabled_build
@@ -26,7 +27,7 @@ HIP=(--backend hip --source src/kernels.hip --kernel 'scale<16>' --kernel vadd)
 compile_raw "${HIP[@]}" --target gfx906 --output out/first.co
 if ((RC != 0)); then
   if grep -q 'needs libamdhip64' <<<"$ERR"; then
-    skip "HIP is not available: $(head -n 2 <<<"$ERR")"
+    skip_backend hip "HIP is not available: $(head -n 2 <<<"$ERR")"
   fi
   fail "kcache compile --backend hip failed"
 fi

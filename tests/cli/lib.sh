@@ -331,3 +331,18 @@ warning_count() {
 file_count() {
   if [[ -e "$1" ]]; then find "$1" -type f | wc -l | tr -d ' '; else echo 0; fi
 }
+
+# The backends that must start, captured when this file is sourced (before
+# fresh_env drops every KCACHE_* variable): KCACHE_REQUIRE_BACKENDS, a comma
+# list such as "opencl,hip,nvrtc" (CI sets it).
+REQUIRED_BACKENDS="${KCACHE_REQUIRE_BACKENDS:-}"
+
+# skip_backend BACKEND REASON: BACKEND cannot start. Skips (125), saying
+# REASON, or fails (1) when KCACHE_REQUIRE_BACKENDS names BACKEND. Only for
+# a missing backend: a missing GPU or service stays a plain skip.
+skip_backend() {
+  if [[ ",${REQUIRED_BACKENDS// /}," == *",$1,"* ]]; then
+    fail "backend $1 is required (KCACHE_REQUIRE_BACKENDS=${REQUIRED_BACKENDS}) but cannot start: $2"
+  fi
+  skip "backend $1 cannot start: $2"
+}

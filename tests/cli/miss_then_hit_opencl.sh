@@ -7,7 +7,7 @@ require_enabled_build
 compile_raw --backend opencl --source src/add.cl --kernel add --output out/first.bin
 if ((RC != 0)); then
   if grep -Eiq 'no OpenCL (platform|device)|libOpenCL|cannot load|not available' <<<"$ERR"; then
-    skip "no usable OpenCL platform: $(head -n 3 <<<"$ERR")"
+    skip_backend opencl "no usable OpenCL platform: $(head -n 3 <<<"$ERR")"
   fi
   fail "kcache compile --backend opencl failed"
 fi

@@ -124,19 +124,45 @@ TEST(CommandCompilerTest, MissingProgramIsUnavailable) {
   EXPECT_NE(compiler.status().message().find("kcache-no-such-compiler"), std::string::npos);
 }
 
-TEST(CommandCompilerTest, IdentityFollowsTheVersionOutput) {
+// The identity is the build, as ccache's compiler_check=mtime sees it: a
+// compiler edited or replaced is a new identity even when it prints the
+// same --version, and so is a script the command line runs through sh.
+TEST(CommandCompilerTest, IdentityIsTheCompilersFiles) {
   TempFolder dir;
   const std::string script = dir / "cc.sh";
   testing::write_file(script, "#!/bin/sh\necho 'cc 1.0'\n");
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   auto v1 = make_compiler(command(script + " {in} {out}", ""));
   ASSERT_TRUE(v1.is_ok()) << v1.status().to_string();
-  testing::write_file(script, "#!/bin/sh\necho 'cc 2.0'\n");
+  EXPECT_NE((*v1)->identity().version.find(script), std::string::npos) << (*v1)->identity().version;
+  testing::write_file(script, "#!/bin/sh\necho 'cc 1.0' # a rebuilt compiler\n");
   auto v2 = make_compiler(command(script + " {in} {out}", ""));
   ASSERT_TRUE(v2.is_ok());
   EXPECT_NE((*v1)->identity().version, (*v2)->identity().version);
+
+  const std::string body = dir / "body.sh";
+  testing::write_file(body, "cat \"$1\" > \"$2\"\n");
+  auto s1 = make_compiler(command("sh " + body + " {in} {out}", ""));
+  testing::write_file(body, "cat \"$1\" > \"$2\"; echo changed >> \"$2\"\n");
+  auto s2 = make_compiler(command("sh " + body + " {in} {out}", ""));
+  ASSERT_TRUE(s1.is_ok() && s2.is_ok());
+  EXPECT_NE((*s1)->identity().version, (*s2)->identity().version);
+
   auto fixed = make_compiler(command(script + " {in} {out}", "my-cc-7"));
   EXPECT_EQ((*fixed)->identity().version, "id:my-cc-7");
+}
+
+// Making a command compiler runs nothing (no --version probe): a compiler
+// that would hang when asked for its version costs nothing until used.
+TEST(CommandCompilerTest, MakingTheCompilerRunsNothing) {
+  TempFolder dir;
+  const std::string script = dir / "cc.sh";
+  const std::string marker = dir / "ran";
+  testing::write_file(script, "#!/bin/sh\ntouch " + marker + "\nsleep 30\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto compiler = make_compiler(command(script + " {in} {out}", ""));
+  ASSERT_TRUE(compiler.is_ok()) << compiler.status().to_string();
+  EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
 TEST(CommandCompilerTest, AHungCommandAndWhatItStartedAreStoppedAtTheTimeout) {
@@ -187,24 +213,6 @@ TEST(CommandCompilerTest, AFastCommandFinishesWithinItsTimeout) {
     ASSERT_TRUE(out.is_ok()) << limit.count() << " ms: " << out.status().to_string();
     EXPECT_EQ(std::string(out->binary.begin(), out->binary.end()), "HELLO");
   }
-}
-
-TEST(CommandCompilerTest, AVersionProbeThatHangsTimesOut) {
-  TempFolder dir;
-  const std::string script = dir / "cc.sh";
-  testing::write_file(script, "#!/bin/sh\necho 'cc 1.0, thinking'\nsleep 30\n");
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  auto config = command(script + " {in} {out}", "");
-  config.timeout = std::chrono::milliseconds(300);
-  const auto start = std::chrono::steady_clock::now();
-  auto compiler = make_compiler(config);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  ASSERT_FALSE(compiler.is_ok());
-  EXPECT_EQ(compiler.status().code(), StatusCode::kTimeout);
-  EXPECT_NE(compiler.status().message().find(script), std::string::npos)
-      << compiler.status().message();
-  EXPECT_NE(compiler.status().details().find("thinking"), std::string::npos)
-      << compiler.status().details();  // what it printed before the deadline
 }
 
 TEST(CommandCompilerTest, ATimeoutIsNotRememberedAsACompileError) {

@@ -1,8 +1,10 @@
-// Runs against the real OpenCL platform (PoCL in CI); skips when none.
+// Runs against the real OpenCL platform (PoCL in CI); skips when none,
+// fails instead when KCACHE_REQUIRE_BACKENDS names opencl (as in CI).
 #include <gtest/gtest.h>
 
 #include "build_config.h"
 #include "compiler/registry.h"
+#include "fakes/required_backends.h"
 
 namespace kcache {
 namespace {
@@ -11,12 +13,13 @@ class OpenClCompilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
 #if !KCACHE_WITH_OPENCL
-    GTEST_SKIP() << "built without the OpenCL backend";
+    KCACHE_SKIP_OR_FAIL_BACKEND("opencl", "built without the OpenCL backend");
 #endif
     CompilerConfig config;
     config.backend = "opencl";
     auto made = make_compiler(config);
-    if (!made) GTEST_SKIP() << "no OpenCL platform: " << made.status().message();
+    if (!made)
+      KCACHE_SKIP_OR_FAIL_BACKEND("opencl", "no OpenCL platform: " << made.status().message());
     compiler = std::move(*made);
   }
   std::unique_ptr<Compiler> compiler;

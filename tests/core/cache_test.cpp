@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/cache_internal.h"
@@ -275,87 +278,140 @@ TEST_F(CacheTest, EntryWithOtherKeyMaterialIsNotServed) {
   EXPECT_EQ(cache->stats().corrupt_entries, 1u);
 }
 
-TEST_F(CacheTest, ManyThreadsOneKeyCompileOnce) {
-  compiler.delay = std::chrono::milliseconds(50);
-  auto cache = open();
-  std::vector<std::thread> threads;
-  std::atomic<int> ok{0};
-  for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&] {
-      auto kernel = cache->get_or_compile(request(), compiler);
-      if (kernel.is_ok() && bytes_of(*kernel).find("kernel void k") != std::string::npos) ++ok;
-    });
+// Polls until `done()` holds; false after `limit` (generous: only a broken
+// cache takes that long). For events the cache does not signal.
+template <typename Done>
+bool eventually(Done done, std::chrono::milliseconds limit = FakeCompiler::kWaitLimit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a poll, not a guess
   }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(ok, 8);
-  EXPECT_EQ(compiler.compiles, 1);
+  return true;
 }
 
-TEST_F(CacheTest, DifferentKeysCompileInParallel) {
-  compiler.delay = std::chrono::milliseconds(200);
+// The leader's compile is held until all 8 requests are inside the cache,
+// so the other 7 arrive while it runs. They must be served by this
+// process's leader: none may reach the cross-process lock (which would
+// also give one compile, by reading the leader's entry from the user tier).
+TEST_F(CacheTest, ManyThreadsOneKeyCompileOnce) {
+  constexpr int kThreads = 8;
   auto cache = open();
-  auto start = std::chrono::steady_clock::now();
+  compiler.close_gate();
+  std::vector<std::thread> threads;
+  std::mutex mutex;
+  std::vector<TierKind> tiers;
+  std::atomic<int> right_bytes{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      auto kernel = cache->get_or_compile(request(), compiler);
+      if (!kernel.is_ok()) return;
+      if (bytes_of(*kernel).find("kernel void k") != std::string::npos) ++right_bytes;
+      std::lock_guard lock(mutex);
+      tiers.push_back(kernel->tier);
+    });
+  }
+  EXPECT_TRUE(compiler.wait_until_running(1));
+  EXPECT_TRUE(eventually([&] { return cache->stats().requests == kThreads; }));
+  compiler.open_gate();
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(right_bytes, kThreads);
+  EXPECT_EQ(compiler.compiles, 1);
+  EXPECT_EQ(std::count(tiers.begin(), tiers.end(), TierKind::kCompiled), 1);
+  EXPECT_EQ(env.busy_key_locks(), 0);
+  EXPECT_FALSE(compiler.gate_expired);
+}
+
+// All four compiles are held at the gate together: they can only all be
+// running if none waits for another.
+TEST_F(CacheTest, DifferentKeysCompileInParallel) {
+  auto cache = open();
+  compiler.close_gate();
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back(
         [&, i] { (void)cache->get_or_compile(request(std::to_string(i)), compiler); });
   }
+  EXPECT_TRUE(compiler.wait_until_running(4)) << "compiles of different keys were serialized";
+  compiler.open_gate();
   for (auto& t : threads) t.join();
-  // Serialized would be >= 800 ms; allow a loaded machine plenty of slack.
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(700));
   EXPECT_EQ(compiler.compiles, 4);
+  EXPECT_FALSE(compiler.gate_expired);
 }
 
 // Two caches on one directory behave like two processes: their locks are
-// open-file-description locks, which conflict within a process too.
+// open-file-description locks, which conflict within a process too. The
+// leader's compile is held until the second cache has found the key's lock
+// taken, so the second one really waits.
 TEST_F(CacheTest, SecondCacheWaitsForTheFirstAndReadsItsEntry) {
-  compiler.delay = std::chrono::milliseconds(300);
   auto first = open();
   auto second = open();
   FakeCompiler other_compiler;  // counts the second "process"'s compiles alone
-  std::thread leader([&] { ASSERT_TRUE(first->get_or_compile(request(), compiler).is_ok()); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  auto waited = second->get_or_compile(request(), other_compiler);
+  compiler.close_gate();
+  std::thread leader([&] { EXPECT_TRUE(first->get_or_compile(request(), compiler).is_ok()); });
+  EXPECT_TRUE(compiler.wait_until_running(1));  // the leader holds the key's lock
+  std::optional<Result<CachedKernel>> waited;
+  std::thread follower([&] { waited = second->get_or_compile(request(), other_compiler); });
+  EXPECT_TRUE(env.wait_until_busy_key_locks(1, FakeCompiler::kWaitLimit));
+  compiler.open_gate();
   leader.join();
-  ASSERT_TRUE(waited.is_ok());
-  EXPECT_EQ(waited->tier, TierKind::kUser);
+  follower.join();
+  ASSERT_TRUE(waited.has_value() && waited->is_ok());
+  EXPECT_EQ((*waited)->tier, TierKind::kUser);
   EXPECT_EQ(compiler.compiles, 1);
   EXPECT_EQ(other_compiler.compiles, 0);
+  EXPECT_FALSE(compiler.gate_expired);
 }
 
+// The leader's compile is held until the impatient cache has given up and
+// compiled the kernel itself: the lock timeout, not the leader, ends the
+// wait. The upper bound only tells "gave up after its timeout" from "waited
+// for the leader's gate" (a minute).
 TEST_F(CacheTest, LockTimeoutBoundsTheWait) {
-  compiler.delay = std::chrono::milliseconds(1500);
   auto first = open();
   CacheOptions impatient;
   impatient.lock_timeout = std::chrono::milliseconds(100);
   auto second = open(impatient);
   FakeCompiler other_compiler;
-  std::thread leader([&] { ASSERT_TRUE(first->get_or_compile(request(), compiler).is_ok()); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  compiler.close_gate();
+  std::thread leader([&] { EXPECT_TRUE(first->get_or_compile(request(), compiler).is_ok()); });
+  EXPECT_TRUE(compiler.wait_until_running(1));  // the leader holds the key's lock
   const auto start = std::chrono::steady_clock::now();
   auto own = second->get_or_compile(request(), other_compiler);
   const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(compiler.finished(), 0);  // the leader was still compiling
+  compiler.open_gate();
   leader.join();
   ASSERT_TRUE(own.is_ok());
   EXPECT_EQ(own->tier, TierKind::kCompiled);
   EXPECT_EQ(other_compiler.compiles, 1);
-  EXPECT_LT(waited, std::chrono::milliseconds(1200));  // did not wait for the leader
+  EXPECT_GE(waited, impatient.lock_timeout);
+  EXPECT_LT(waited, std::chrono::seconds(20));
+  EXPECT_GE(env.busy_key_locks(), 1);
   EXPECT_EQ(second->stats().lock_timeouts, 1u);
   EXPECT_EQ(log_lines_containing("kcache: Warning [Lock] Waited 0.1"), 1);
+  EXPECT_FALSE(compiler.gate_expired);
 }
 
+// The leader holds the lock of key a (its compile is held at the gate)
+// while the second cache fetches key b: b never meets a taken lock and is
+// compiled before a's compile returns.
 TEST_F(CacheTest, DifferentKeysDoNotWaitAcrossCaches) {
-  compiler.delay = std::chrono::milliseconds(500);
   auto first = open();
   auto second = open();
   FakeCompiler other_compiler;
-  std::thread leader([&] { (void)first->get_or_compile(request("a"), compiler); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const auto start = std::chrono::steady_clock::now();
+  compiler.close_gate();
+  std::thread leader([&] { EXPECT_TRUE(first->get_or_compile(request("a"), compiler).is_ok()); });
+  EXPECT_TRUE(compiler.wait_until_running(1));  // the leader holds a's lock
   auto other = second->get_or_compile(request("b"), other_compiler);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(400));
+  EXPECT_EQ(compiler.finished(), 0);  // a is still being compiled
+  EXPECT_EQ(env.busy_key_locks(), 0);
+  compiler.open_gate();
   leader.join();
+  ASSERT_TRUE(other.is_ok());
   EXPECT_EQ(other->tier, TierKind::kCompiled);
+  EXPECT_EQ(other_compiler.compiles, 1);
+  EXPECT_FALSE(compiler.gate_expired);
 }
 
 // The lock file's content is never read: garbage in it changes nothing. A

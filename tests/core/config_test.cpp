@@ -141,6 +141,24 @@ TEST_F(ResolveConfigTest, MalformedValuesFallBackWithAWarning) {
       << config.warnings[0];
 }
 
+// Found by attacking the tool: KCACHE_CUSTOM_CACHE_DIR= (an unset variable
+// in a script) was silently the default folder.
+TEST_F(ResolveConfigTest, EmptyCustomCacheDirIsReported) {
+  for (const char* blank : {"", "  "}) {
+    env.vars["KCACHE_CUSTOM_CACHE_DIR"] = blank;
+    ResolvedConfig config = resolve();
+    EXPECT_EQ(config.user_dir, "/home/alice/.cache/kcache/" + std::string(version_folder()));
+    EXPECT_EQ(config.find("cache_dir")->origin, "build");
+    ASSERT_EQ(config.warnings.size(), 1u) << "'" << blank << "'";
+    EXPECT_EQ(config.warnings[0], "Ignoring KCACHE_CUSTOM_CACHE_DIR='" + std::string(blank) +
+                                      "': expected a path; using '~/.cache/kcache'");
+  }
+  // A blank value of another setting still means "unset", silently.
+  env.vars.erase("KCACHE_CUSTOM_CACHE_DIR");
+  env.vars["KCACHE_LOG_LEVEL"] = "";
+  EXPECT_TRUE(resolve().warnings.empty());
+}
+
 // No home: the default folder falls back to a private one under TMPDIR
 // (tests/core/config_fallback_test.cpp has the refusals); a folder the user
 // chose is never replaced.

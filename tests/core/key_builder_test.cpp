@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "env/env.h"
 #include "fakes/temp_folder.h"
 
@@ -26,28 +28,42 @@ KernelRequest golden_request() {
 const CompilerIdentity kIdentity{"opencl", "PoCL | cpu", "OpenCL 3.0 PoCL 3.1"};
 const Target kTarget{"gfx906", "sramecc+:xnack-", 60};
 
+// A key builder call for `dialect`'s compiler.
+Result<KeyMaterial> material_for(const KernelRequest& request, const std::string& dialect,
+                                 CompilerInputs inputs = {}) {
+  inputs.dialect = dialect;
+  return build_key_material(request, kIdentity, inputs, kTarget, Env::posix());
+}
+
+CacheKey key_for(const KernelRequest& request, const std::string& dialect = "generic",
+                 CompilerInputs inputs = {}) {
+  auto material = material_for(request, dialect, std::move(inputs));
+  EXPECT_TRUE(material.is_ok()) << material.status().to_string();
+  return material.is_ok() ? material->digest() : CacheKey{};
+}
+
 TEST(KeyBuilderTest, GoldenMaterialAndDigest) {
   auto material = build_key_material(golden_request(), kIdentity, kTarget, Env::posix());
   ASSERT_TRUE(material.is_ok()) << material.status().to_string();
-  EXPECT_EQ(
-      material->serialize(),
-      "kcache.key 2\n"
-      "entry.format 2\n"
-      "backend opencl\n"
-      "compiler.id PoCL | cpu\n"
-      "compiler.version OpenCL 3.0 PoCL 3.1\n"
-      "target.arch gfx906\n"
-      "target.features sramecc+:xnack-\n"
-      "option -cl-fast-relaxed-math\n"
-      "option -DA=1\n"
-      "option -DB=2\n"
-      "kernel k\n"
-      "header common.h sha256:4767235cb67f169cad00d920f225a05dcf4a11b3a71b215277b2ecc879ce82f0\n"
-      "source 65\n"
-      "#include \"common.h\"\nkernel void k(global float* x) { x[0] = X; }\n");
+  EXPECT_EQ(material->serialize(),
+            "kcache.key 3\n"
+            "entry.format 2\n"
+            "backend opencl\n"
+            "compiler.id PoCL | cpu\n"
+            "compiler.version OpenCL 3.0 PoCL 3.1\n"
+            "target.arch gfx906\n"
+            "target.features sramecc+:xnack-\n"
+            "option -cl-fast-relaxed-math\n"
+            "option -DA=1\n"
+            "option -DB=2\n"
+            "kernel k\n"
+            "header common.h memory:common.h "
+            "sha256:4767235cb67f169cad00d920f225a05dcf4a11b3a71b215277b2ecc879ce82f0\n"
+            "source 65\n"
+            "#include \"common.h\"\nkernel void k(global float* x) { x[0] = X; }\n");
   // Computed apart: the text above in a file, then `xxh128sum` (xxHash's
   // own tool, Debian package xxhash).
-  EXPECT_EQ(material->digest().hex(), "04c0f25d36649245a1176c1938001358");
+  EXPECT_EQ(material->digest().hex(), "c89c0a31d5d011540d5143e14d91064d");
 }
 
 // The material parses back to the same fields, the source (newlines and
@@ -67,13 +83,12 @@ TEST(KeyBuilderTest, MaterialRoundTripsWithTheSourceLast) {
   EXPECT_FALSE(KeyMaterial::parse(text + "x").is_ok());
 }
 
-// Each input that can change the binary changes the key.
 // The hit path's text (fields, then the request's source by reference)
 // is the material above: the same key, and it matches that material and
 // nothing else.
 TEST(KeyBuilderTest, KeyTextIsTheMaterialInTwoParts) {
   const KernelRequest request = golden_request();
-  auto text = build_key_text(request, kIdentity, kTarget, Env::posix());
+  auto text = build_key_text(request, kIdentity, CompilerInputs{}, kTarget, Env::posix());
   ASSERT_TRUE(text.is_ok()) << text.status().to_string();
   auto material = build_key_material(request, kIdentity, kTarget, Env::posix());
   ASSERT_TRUE(material.is_ok());
@@ -97,6 +112,7 @@ TEST(KeyBuilderTest, KeyTextIsTheMaterialInTwoParts) {
   EXPECT_FALSE(text->matches(shifted));
 }
 
+// Each input that can change the binary changes the key.
 TEST(KeyBuilderTest, EveryComponentChangesTheKey) {
   const CacheKey base =
       build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();
@@ -104,25 +120,33 @@ TEST(KeyBuilderTest, EveryComponentChangesTheKey) {
     KernelRequest request = golden_request();
     CompilerIdentity identity = kIdentity;
     Target target = kTarget;
-    change(request, identity, target);
-    auto material = build_key_material(request, identity, target, Env::posix());
+    CompilerInputs inputs;
+    change(request, identity, target, inputs);
+    auto material = build_key_material(request, identity, inputs, target, Env::posix());
     EXPECT_TRUE(material.is_ok());
     return material->digest();
   };
-  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.source += " "; }));
-  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.options += " -DC=3"; }));
-  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.headers[0].content = "#define X 2\n"; }));
-  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.kernel_names = {"k2"}; }));
-  EXPECT_NE(base, key_with([](auto&, auto& i, auto&) { i.version = "OpenCL 3.0 PoCL 3.2"; }));
-  EXPECT_NE(base, key_with([](auto&, auto& i, auto&) { i.id = "PoCL | gpu"; }));
-  EXPECT_NE(base, key_with([](auto&, auto& i, auto&) { i.backend = "command"; }));
-  EXPECT_NE(base, key_with([](auto&, auto&, auto& t) { t.arch = "gfx908"; }));
-  EXPECT_NE(base, key_with([](auto&, auto&, auto& t) { t.features = "sramecc+:xnack+"; }));
-  EXPECT_NE(base, key_with([](auto& r, auto&, auto&) { r.include_dirs = {"/nowhere"}; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&, auto&) { r.source += " "; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&, auto&) { r.options += " -DC=3"; }));
+  EXPECT_NE(base,
+            key_with([](auto& r, auto&, auto&, auto&) { r.headers[0].content = "#define X 2\n"; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&, auto&) { r.kernel_names = {"k2"}; }));
+  EXPECT_NE(base,
+            key_with([](auto&, auto& i, auto&, auto&) { i.version = "OpenCL 3.0 PoCL 3.2"; }));
+  EXPECT_NE(base, key_with([](auto&, auto& i, auto&, auto&) { i.id = "PoCL | gpu"; }));
+  EXPECT_NE(base, key_with([](auto&, auto& i, auto&, auto&) { i.backend = "command"; }));
+  EXPECT_NE(base, key_with([](auto&, auto&, auto& t, auto&) { t.arch = "gfx908"; }));
+  EXPECT_NE(base, key_with([](auto&, auto&, auto& t, auto&) { t.features = "sramecc+:xnack+"; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&, auto&) { r.include_dirs = {"/nowhere"}; }));
+  // A variable the backend says changes its output.
+  EXPECT_NE(base, key_with([](auto&, auto&, auto&, auto& in) {
+              in.environment = {{"POCL_EXTRA_BUILD_FLAGS", "-DY=1"}};
+            }));
 }
 
 // What must not change the key: option spelling, macro order, unit count
-// (it selects the database, see docs/design.md §1), an unused header.
+// (it selects the database, see docs/design.md §1), a header nothing
+// includes.
 TEST(KeyBuilderTest, EquivalentRequestsShareTheKey) {
   const CacheKey base =
       build_key_material(golden_request(), kIdentity, kTarget, Env::posix())->digest();
@@ -145,24 +169,24 @@ TEST(KeyBuilderTest, HeaderOnDiskChangesTheKey) {
   KernelRequest request;
   request.source = "#include <a.h>\nkernel void k() {}\n";
   request.options = "-I" + (dir / "inc");
-  auto key = [&] {
-    return build_key_material(request, kIdentity, kTarget, Env::posix())->digest();
-  };
-  const CacheKey before = key();
-  EXPECT_EQ(before, key());
-  write_file(dir / "inc/sub/b.h", "#define B 2\n");  // a nested header, reached only through a.h
-  const CacheKey after = key();
-  EXPECT_NE(before, after);
+  for (const char* dialect : {"generic", "nvrtc", "opencl", "gcc", "hiprtc", "nvcc"}) {
+    const CacheKey before = key_for(request, dialect);
+    EXPECT_EQ(before, key_for(request, dialect)) << dialect;
+    write_file(dir / "inc/sub/b.h", std::string("#define B 2 // ") + dialect + "\n");
+    EXPECT_NE(before, key_for(request, dialect)) << dialect;  // reached only through a.h
+  }
   // The same header given through include_dirs instead of -I is found too.
   KernelRequest via_dirs = request;
   via_dirs.options.clear();
   via_dirs.include_dirs = {dir / "inc"};
   auto material = build_key_material(via_dirs, kIdentity, kTarget, Env::posix());
   ASSERT_TRUE(material.is_ok());
-  EXPECT_NE(material->serialize().find("header sub/b.h sha256:"), std::string::npos);
+  EXPECT_NE(material->serialize().find("header sub/b.h " + (dir / "inc/sub/b.h") + " sha256:"),
+            std::string::npos)
+      << material->serialize();
 }
 
-// Headers that ship with the compiler are covered by its version: not
+// Headers that ship with the compiler are covered by its identity: not
 // hashed, not followed; a user header of another name still is.
 TEST(KeyBuilderTest, ToolkitHeadersAreNotHashed) {
   TempFolder dir;
@@ -171,31 +195,61 @@ TEST(KeyBuilderTest, ToolkitHeadersAreNotHashed) {
   write_file(dir / "user/mine.h", "mine");
   KernelRequest request;
   request.source = "#include <cuda_fp16.h>\n#include <mine.h>\n";
-  request.include_dirs = {dir / "toolkit", dir / "user"};
-  const std::vector<std::string> toolkit = {dir / "toolkit/"};
-  auto material = build_key_material(request, kIdentity, kTarget, Env::posix(), toolkit);
+  request.include_dirs = {dir / "user"};
+  CompilerInputs inputs;
+  inputs.toolkit_dirs = {dir / "toolkit/"};
+  auto material = material_for(request, "nvrtc", inputs);
   ASSERT_TRUE(material.is_ok());
   const std::string text = material->serialize();
   EXPECT_EQ(text.find("header cuda_fp16.h"), std::string::npos) << text;
   EXPECT_EQ(text.find("header user.h"), std::string::npos) << text;
   EXPECT_NE(text.find("header mine.h"), std::string::npos) << text;
   write_file(dir / "toolkit/cuda_fp16.h", "changed with the toolkit version");
-  EXPECT_EQ(material->digest(),
-            build_key_material(request, kIdentity, kTarget, Env::posix(), toolkit)->digest());
+  EXPECT_EQ(material->digest(), key_for(request, "nvrtc", inputs));
 }
 
-TEST(KeyBuilderTest, UnreadableIncludeHashesWholeDirs) {
+// `#include H` with `#define H "x.h"`: the macro is looked up, and x.h is
+// keyed like any include.
+TEST(KeyBuilderTest, ComputedIncludeOfAKnownMacroIsResolved) {
   TempFolder dir;
   write_file(dir / "inc/x.h", "one");
   KernelRequest request;
   request.source = "#define H \"x.h\"\n#include H\nkernel void k() {}\n";
   request.include_dirs = {dir / "inc"};
-  auto first = build_key_material(request, kIdentity, kTarget, Env::posix());
+  auto first = material_for(request, "nvrtc");
   ASSERT_TRUE(first.is_ok());
-  EXPECT_NE(first->serialize().find("headers.scan whole-dirs"), std::string::npos);
+  EXPECT_EQ(first->serialize().find("headers.scan"), std::string::npos);
+  EXPECT_NE(first->serialize().find("header x.h " + (dir / "inc/x.h")), std::string::npos);
   write_file(dir / "inc/x.h", "two");
-  EXPECT_NE(first->digest(),
-            build_key_material(request, kIdentity, kTarget, Env::posix())->digest());
+  EXPECT_NE(first->digest(), key_for(request, "nvrtc"));
+}
+
+// A computed include kcache cannot settle keys every file the search can
+// reach, and every in-memory header.
+TEST(KeyBuilderTest, UnsettledComputedIncludeKeysEverything) {
+  TempFolder dir;
+  write_file(dir / "inc/deep/x.h", "one");
+  KernelRequest request;
+  request.source = "#define CAT(a, b) a##b\n#include CAT(H, DR)\nkernel void k() {}\n";
+  request.include_dirs = {dir / "inc"};
+  request.headers = {{"unused.h", "1"}};
+  // PoCL searches the working folder first: it is walked too.
+  const auto original = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  struct Back {
+    std::filesystem::path to;
+    ~Back() { std::filesystem::current_path(to); }
+  } back{original};
+  auto first = material_for(request, "opencl");
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  const std::string text = first->serialize();
+  EXPECT_NE(text.find("headers.scan everywhere"), std::string::npos) << text;
+  EXPECT_NE(text.find("header unused.h memory:unused.h"), std::string::npos) << text;
+  write_file(dir / "inc/deep/x.h", "two");
+  EXPECT_NE(first->digest(), key_for(request, "opencl"));
+  KernelRequest edited = request;
+  edited.headers[0].content = "2";
+  EXPECT_NE(key_for(request, "opencl"), key_for(edited, "opencl"));
 }
 
 TEST(KeyBuilderTest, RejectsBadInput) {
@@ -206,6 +260,48 @@ TEST(KeyBuilderTest, RejectsBadInput) {
   bad_options.options = "-DA='unterminated";
   EXPECT_EQ(build_key_material(bad_options, kIdentity, kTarget, Env::posix()).status().code(),
             StatusCode::kInvalidArgument);
+  // Two in-memory headers of one name: which one a compiler reads differs
+  // between backends.
+  KernelRequest twice = golden_request();
+  twice.headers.push_back({"common.h", "#define X 2\n"});
+  EXPECT_EQ(material_for(twice, "nvrtc").status().code(), StatusCode::kInvalidArgument);
+  KernelRequest same_file = golden_request();
+  same_file.headers.push_back({"./common.h", "#define X 2\n"});
+  EXPECT_EQ(material_for(same_file, "opencl").status().code(), StatusCode::kInvalidArgument);
+  KernelRequest escaping = golden_request();
+  escaping.headers.push_back({"../up.h", ""});
+  EXPECT_EQ(material_for(escaping, "gcc").status().code(), StatusCode::kInvalidArgument);
+}
+
+// What kcache cannot key is not keyed: such a request is compiled and not
+// cached (kNotSupported says why).
+TEST(KeyBuilderTest, WhatCannotBeKnownIsNotKeyed) {
+  KernelRequest request = golden_request();
+  request.options = "-fplugin=./evil.so";
+  EXPECT_EQ(material_for(request, "gcc").status().code(), StatusCode::kNotSupported);
+  request.options = "--frobnicate /etc/x";
+  EXPECT_EQ(material_for(request, "generic").status().code(), StatusCode::kNotSupported);
+  CompilerInputs harmless;
+  harmless.harmless_options = {"--frobnicate"};
+  request.options = "--frobnicate=/etc/x";
+  EXPECT_TRUE(material_for(request, "generic", harmless).is_ok());
+  // OpenCL gets one option string: a token with a space cannot be passed
+  // as itself.
+  CompilerInputs one_string;
+  one_string.one_option_string = true;
+  request.options = "'-DMSG=a b'";
+  EXPECT_EQ(material_for(request, "opencl", one_string).status().code(), StatusCode::kNotSupported);
+  // A header that is not a regular file.
+  KernelRequest fifo;
+  fifo.source = "#include \"/dev/null\"\n";
+  EXPECT_EQ(material_for(fifo, "gcc").status().code(), StatusCode::kNotSupported);
+  // A header found nowhere, for a compiler whose own folders are unknown.
+  KernelRequest unfound;
+  unfound.source = "#include <surely_nowhere_kcache.h>\n";
+  CompilerInputs unknown;
+  unknown.owns_unfound_headers = false;
+  EXPECT_EQ(material_for(unfound, "generic", unknown).status().code(), StatusCode::kNotSupported);
+  EXPECT_TRUE(material_for(unfound, "generic").is_ok());
 }
 
 }  // namespace

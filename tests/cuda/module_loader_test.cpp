@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "fakes/required_backends.h"
+
 namespace kcache {
 namespace {
 
@@ -50,7 +52,8 @@ class ModuleLoaderTest : public ::testing::Test {
     CompilerConfig config;
     config.backend = "nvrtc";
     auto compiler = make_compiler(config);
-    if (!compiler) GTEST_SKIP() << "no NVRTC: " << compiler.status().message();
+    if (!compiler)
+      KCACHE_SKIP_OR_FAIL_BACKEND("nvrtc", "no NVRTC: " << compiler.status().message());
     compiler_ = std::move(*compiler);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

@@ -1,7 +1,9 @@
 // An Env that fails chosen operations, for fault-injection tests: per-path
 // errno faults on any file operation (ENOSPC after N bytes, EIO on read,
 // EACCES on open, EROFS, a failing fsync), a missing HOME, set variables, a
-// fake user id and a fake file system type (NFS, FUSE).
+// fake user id and a fake file system type (NFS, FUSE). It also counts the
+// key locks it found held by someone else, so a test can wait until a
+// cache is waiting for another one's compile.
 //
 // Faults go through errno_status, so messages read like the real ones
 // ("cannot write /x/y.tmp.1.2.3: No space left on device"). The writes of
@@ -12,6 +14,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -80,6 +84,18 @@ class FaultEnv final : public EnvWrapper {
   }
   // How many operations failed by an injected fault.
   [[nodiscard]] int faults_met() const { return faults_met_; }
+  // Waits until try_lock has found a key's lock held by someone else `n`
+  // times in all; false when that did not happen within `limit`. A key's
+  // lock is an odd byte of the lock file (byte 0 is the user tier's append
+  // lock, held briefly by writers and by readers rebuilding a hint).
+  bool wait_until_busy_key_locks(int n, std::chrono::milliseconds limit) {
+    std::unique_lock lock(mutex_);
+    return busy_changed_.wait_for(lock, limit, [&] { return busy_key_locks_ >= n; });
+  }
+  [[nodiscard]] int busy_key_locks() const {
+    std::lock_guard lock(mutex_);
+    return busy_key_locks_;
+  }
 
   std::optional<std::string> get_env(const std::string& name) const override {
     auto it = vars.find(name);
@@ -175,7 +191,13 @@ class FaultEnv final : public EnvWrapper {
                                              std::uint64_t offset) override {
     if (auto f = match(FaultOp::kLock, path))
       return errno_status("cannot open lock file", path, f->err);
-    return EnvWrapper::try_lock(path, offset);
+    auto lock = EnvWrapper::try_lock(path, offset);
+    if (lock && *lock == nullptr && offset % 2 == 1) {
+      std::lock_guard guard(mutex_);
+      ++busy_key_locks_;
+      busy_changed_.notify_all();
+    }
+    return lock;
   }
 
  private:
@@ -279,6 +301,8 @@ class FaultEnv final : public EnvWrapper {
   mutable std::mutex mutex_;
   std::vector<Fault> faults_;
   mutable std::atomic<int> faults_met_{0};
+  std::condition_variable busy_changed_;
+  int busy_key_locks_ = 0;  // guarded by mutex_
 };
 
 }  // namespace kcache::testing

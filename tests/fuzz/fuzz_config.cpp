@@ -21,9 +21,9 @@
 
 #include "build_config.h"
 #include "core/config.h"
-#include "core/options_normalizer.h"
 #include "fakes/fault_env.h"
 #include "fuzz_support.h"
+#include "inputs/options.h"
 
 namespace kcache::fuzz {
 namespace {
@@ -48,10 +48,6 @@ bool blank(std::string_view text) {
 bool all_digits(std::string_view text) {
   return !text.empty() &&
          std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-}
-
-bool is_value_flag(const std::string& token) {
-  return token == "-D" || token == "-U" || token == "-I" || token == "--include-path";
 }
 
 bool is_macro(const std::string& token) {
@@ -126,6 +122,8 @@ void check_target(const std::string& text) {
                     "'" + text + "' -> '" + target->to_string() + "' does not parse back equal");
 }
 
+void check_parsed(const std::vector<std::string>& tokens, Dialect dialect);
+
 void check_options(const std::string& text) {
   auto tokens = split_options(text);
   if (!tokens) {
@@ -139,38 +137,49 @@ void check_options(const std::string& text) {
   auto requoted = split_options(quoted);
   KCACHE_FUZZ_CHECK(requoted.is_ok() && *requoted == *tokens, "quoted tokens split differently");
 
-  std::vector<std::string> normal = normalize_options(*tokens);
-  KCACHE_FUZZ_CHECK(normal.size() <= tokens->size(), "normalizing added tokens");
-  // Macros come last, sorted when no name repeats.
+  for (Dialect dialect : {Dialect::kGeneric, Dialect::kNvrtc, Dialect::kHiprtc, Dialect::kOpenCl,
+                          Dialect::kGcc, Dialect::kNvcc}) {
+    check_parsed(*tokens, dialect);
+  }
+}
+
+// The canonical tokens (what the compiler gets and the key holds): macros
+// last, sorted when no name repeats; parsing them again gives them back
+// with the same folders and files, or finds them unkeyable (never a
+// different keyable meaning); every folder and file is in a token.
+void check_parsed(const std::vector<std::string>& tokens, Dialect dialect) {
+  auto parsed = parse_options(tokens, dialect);
+  if (!parsed) {
+    KCACHE_FUZZ_CHECK(parsed.status().code() == StatusCode::kInvalidArgument,
+                      parsed.status().to_string());
+    return;
+  }
+  const std::vector<std::string>& normal = parsed->tokens;
   auto first_macro = std::find_if(normal.begin(), normal.end(), is_macro);
   KCACHE_FUZZ_CHECK(std::all_of(first_macro, normal.end(), is_macro),
                     "a -D/-U option is followed by another option");
-  std::set<std::string> names;
+  std::set<std::string_view> names;
   bool unique = true;
   for (auto it = first_macro; it != normal.end(); ++it) {
-    std::string body = it->substr(2);
-    unique = names.insert(body.substr(0, body.find('='))).second && unique;
+    unique = names.insert(macro_name(std::string_view(*it).substr(2))).second && unique;
   }
   if (unique) {
     KCACHE_FUZZ_CHECK(std::is_sorted(first_macro, normal.end()), "distinct macros are not sorted");
   }
-  // The canonical form is a fixed point, where macro order cannot matter,
-  // unless a value flag was left without its value (a next pass would
-  // join it to what follows).
-  if (std::none_of(normal.begin(), normal.end(), is_value_flag)) {
-    KCACHE_FUZZ_CHECK(normalize_options(normal) == normal, "normalizing twice changed the options");
-    if (unique) {
-      std::vector<std::string> reordered(normal.begin(), first_macro);
-      reordered.insert(reordered.end(), std::make_reverse_iterator(normal.end()),
-                       std::make_reverse_iterator(first_macro));
-      KCACHE_FUZZ_CHECK(normalize_options(reordered) == normal, "macro order changed the options");
-    }
-  }
-  for (const auto& dir : include_dirs_in(normal)) {
-    KCACHE_FUZZ_CHECK(
-        std::find(normal.begin(), normal.end(), "-I" + dir) != normal.end() ||
-            std::find(normal.begin(), normal.end(), "--include-path=" + dir) != normal.end(),
-        "an include dir that no option names");
+  if (!parsed->unkeyable.empty()) return;
+  auto again = parse_options(normal, dialect);
+  KCACHE_FUZZ_CHECK(again.is_ok(), "canonical tokens do not parse: " + again.status().to_string());
+  if (!again->unkeyable.empty()) return;
+  KCACHE_FUZZ_CHECK(again->tokens == normal, "parsing the canonical tokens changed them");
+  KCACHE_FUZZ_CHECK(again->paths.size() == parsed->paths.size(), "canonical tokens lost paths");
+  for (std::size_t i = 0; i < parsed->paths.size(); ++i) {
+    KCACHE_FUZZ_CHECK(again->paths[i].role == parsed->paths[i].role &&
+                          again->paths[i].path == parsed->paths[i].path,
+                      "canonical tokens name another path");
+    const std::string& path = parsed->paths[i].path;
+    KCACHE_FUZZ_CHECK(std::any_of(normal.begin(), normal.end(),
+                                  [&](const std::string& t) { return t.ends_with(path); }),
+                      "a path that no token names");
   }
 }
 

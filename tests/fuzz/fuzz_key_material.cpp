@@ -19,10 +19,10 @@
 #include <set>
 #include <sstream>
 
-#include "core/include_scanner.h"
 #include "format/field_text.h"
 #include "format/hash.h"
 #include "fuzz_support.h"
+#include "inputs/include_scanner.h"
 
 namespace kcache::fuzz {
 namespace {
@@ -38,6 +38,10 @@ class NoDiskEnv final : public EnvWrapper {
   Result<std::vector<DirEntry>> list_dir(const std::string& path) const override { touched(path); }
   bool is_dir(const std::string& path) const override { touched(path); }
   bool exists(const std::string& path) const override { touched(path); }
+  // Looking finds nothing (an absolute include name is looked for on disk).
+  Result<FileStamp> stamp(const std::string& path) const override {
+    return Status::not_found(path);
+  }
 
  private:
   [[noreturn]] static void touched(const std::string& path) {
@@ -147,26 +151,34 @@ void check_scan(const std::vector<std::string>& pieces) {
                        newline == std::string::npos ? "" : pieces[i].substr(newline + 1)});
   }
   NoDiskEnv env;
-  auto scan = scan_includes(source, headers, {}, {}, env);
+  const IncludeModel model(SearchInputs{});
+  auto scan = scan_includes(source, headers, model, env, ScanSettings{});
   KCACHE_FUZZ_CHECK(scan.is_ok(),
                     "a scan of in-memory headers failed: " + scan.status().to_string());
 
   std::set<std::string> names;
+  std::set<std::pair<std::string, std::string>> reported;
   for (std::size_t i = 0; i < scan->headers.size(); ++i) {
     const ScannedHeader& found = scan->headers[i];
-    KCACHE_FUZZ_CHECK(found.location == "memory", "a header from " + found.location);
-    auto header = std::find_if(headers.begin(), headers.end(),
-                               [&](const Header& h) { return h.name == found.name; });
+    KCACHE_FUZZ_CHECK(found.location.starts_with("memory:"), "a header from " + found.location);
+    auto header = std::find_if(headers.begin(), headers.end(), [&](const Header& h) {
+      return "memory:" + h.name == found.location;
+    });
     KCACHE_FUZZ_CHECK(header != headers.end(), "reported a header that was not given");
     KCACHE_FUZZ_CHECK(found.digest == sha256_field(header->content),
                       "header digest is not its content's");
-    KCACHE_FUZZ_CHECK(names.insert(found.name).second, "header reported twice");
-    KCACHE_FUZZ_CHECK(i == 0 || scan->headers[i - 1].name < found.name, "headers are not sorted");
+    names.insert(found.name);
+    KCACHE_FUZZ_CHECK(reported.insert({found.name, found.location}).second,
+                      "header reported twice");
+    KCACHE_FUZZ_CHECK(i == 0 || std::tie(scan->headers[i - 1].name, scan->headers[i - 1].location) <
+                                    std::tie(found.name, found.location),
+                      "headers are not sorted");
   }
   // What the source includes directly is found; `#include MACRO` is marked.
   for (const std::string& line : lines_of(source)) {
     if (line == "#include MACRO") {
-      KCACHE_FUZZ_CHECK(scan->hashed_whole_dirs, "#include MACRO was not marked");
+      KCACHE_FUZZ_CHECK(scan->searched_everywhere || !scan->unkeyable.empty(),
+                        "#include MACRO was not marked");
     }
     for (const Header& header : headers) {
       if (header.name.find_first_of("\"\n") == std::string::npos &&
@@ -180,8 +192,8 @@ void check_scan(const std::vector<std::string>& pieces) {
   for (const Header& header : headers) given.insert(header.name);
   if (given.size() == headers.size() && headers.size() > 1) {
     std::vector<Header> reversed(headers.rbegin(), headers.rend());
-    auto again = scan_includes(source, reversed, {}, {}, env);
-    KCACHE_FUZZ_CHECK(again.is_ok() && again->hashed_whole_dirs == scan->hashed_whole_dirs &&
+    auto again = scan_includes(source, reversed, model, env, ScanSettings{});
+    KCACHE_FUZZ_CHECK(again.is_ok() && again->searched_everywhere == scan->searched_everywhere &&
                           again->headers.size() == scan->headers.size(),
                       "header order changed the scan");
     for (std::size_t i = 0; i < scan->headers.size(); ++i) {

@@ -1,6 +1,7 @@
 // Writes the seed corpus of the fuzz targets (tests/fuzz/corpus/<target>/):
-// entries, packages and indexes made by the library itself, and real
-// configuration and key text. Run it again when a format changes:
+// entries, packages and indexes made by the library itself, real
+// configuration and key text, and choices for the include graphs. Run it
+// again when a format changes:
 //   build-fuzz/tests/fuzz/kcache_fuzz_make_corpus tests/fuzz/corpus
 // Seeds it does not name (saved crash inputs, regress-*) are left alone.
 #include <kcache/compiler.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -60,8 +62,10 @@ std::string real_key_text(const std::string& options, const std::string& kernel)
   compiler.backend = "opencl";
   compiler.id = "pocl";
   compiler.version = "OpenCL 3.0 PoCL 3.1 Linux, LLVM 15";
+  CompilerInputs inputs;
+  inputs.dialect = "opencl";
   auto target = must(Target::parse("cpu-haswell"), "target");
-  return must(build_key_text(request, compiler, target, Env::posix()), "key text").joined();
+  return must(build_key_text(request, compiler, inputs, target, Env::posix()), "key text").joined();
 }
 
 std::vector<std::uint8_t> make_entry(const std::string& material, const Fields& metadata,
@@ -204,6 +208,16 @@ int main(int argc, char** argv) {
         "#include \"common.h\"\n  #  include <vec.h>\n#include MACRO\n#include_next <x.h>\n"
         "kernel void f() {}\n\0common.h\n#include \"vec.h\"\n#define N 4\n\0"
         "vec.h\n#include \"common.h\"\ntypedef float4 vec;\n"s);
+  // Include graphs: fuzz_include_graph reads its input as a stream of
+  // choices, so any bytes make a graph; these make larger ones than the
+  // short inputs libFuzzer starts from. Fixed bytes (mt19937 is the same
+  // everywhere), so the seeds do not change when regenerated.
+  std::mt19937 bytes(20261130);
+  for (int seed = 0; seed < 8; ++seed) {
+    std::string choices(160, '\0');
+    for (char& choice : choices) choice = static_cast<char>(bytes() & 0xFF);
+    write(root / "fuzz_include_graph" / ("seed-graph-" + std::to_string(seed)), choices);
+  }
   std::printf("corpus written to %s\n", root.c_str());
   return 0;
 }

@@ -17,7 +17,8 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
   exit 2
 fi
 build=build-fuzz
-targets=(fuzz_entry_decoder fuzz_kdb_open fuzz_user_log fuzz_config fuzz_key_material)
+targets=(fuzz_entry_decoder fuzz_kdb_open fuzz_user_log fuzz_config fuzz_key_material
+  fuzz_include_graph)
 if [ $# -gt 1 ]; then targets=("${@:2}"); fi
 
 if [ ! -f "$build/CMakeCache.txt" ]; then

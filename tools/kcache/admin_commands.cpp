@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "named_files.h"
 
 namespace kcache::tool {
 namespace {
@@ -183,6 +184,10 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
   nlohmann::json written = nlohmann::json::array();
   for (const auto& db : dbs) {
     std::string path = to_dir ? output + "/" + db + ".kdb" : output;
+    // export_db renames its file over `path`: never over a link, FIFO or device.
+    if (Status s = check_output_path(path, "--output " + path); !s.is_ok()) {
+      return report_failure("export of " + db + ": " + s.message());
+    }
     auto count = cache->export_db(db, path);
     if (!count) return report_failure("export of " + db + ": " + count.status().message());
     written.push_back({{"db", db}, {"path", path}, {"entries", *count}});

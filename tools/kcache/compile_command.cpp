@@ -4,18 +4,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
+#include "named_files.h"
 
 namespace kcache::tool {
 namespace {
@@ -33,45 +29,22 @@ struct CompileArgs {
   std::vector<std::string> headers;  // NAME=FILE
   std::string nvrtc_library;
   std::string hip_library;
+  std::vector<std::string> harmless_options;
   int platform = -1;
   int device = 0;
   double timeout_seconds = 600;
   bool json = false;
 };
 
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return text.str();
-}
-
-bool write_binary(const std::string& path, std::span<const std::uint8_t> bytes) {
-  const std::string temp = path + ".kcache-tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(temp.c_str());
-      return false;
+int run_compile(const CompileArgs& args) {
+  // Before the compile: a refused --output must not cost one.
+  if (!args.output.empty()) {
+    if (Status s = check_output_path(args.output, "--output " + args.output); !s.is_ok()) {
+      return report_failure(s.message());
     }
   }
-  return std::rename(temp.c_str(), path.c_str()) == 0;
-}
-
-int run_compile(const CompileArgs& args) {
-  std::error_code error;
-  if (std::filesystem::is_directory(args.source, error)) {
-    return report_failure("cannot read --source " + args.source + ": it is a directory");
-  }
-  auto source = read_text(args.source);
-  if (!source) {
-    return report_failure("cannot read --source " + args.source + ": " + std::strerror(errno));
-  }
+  auto source = read_input_file(args.source, "--source " + args.source);
+  if (!source) return report_failure(source.status().message());
   if (source->empty()) return report_failure("--source " + args.source + " is empty");
   KernelRequest request;
   request.source = std::move(*source);
@@ -84,8 +57,8 @@ int run_compile(const CompileArgs& args) {
       std::cerr << "kcache: --header wants NAME=FILE, got '" << spec << "'\n";
       return 2;
     }
-    auto content = read_text(spec.substr(eq + 1));
-    if (!content) return report_failure("cannot read header file " + spec.substr(eq + 1));
+    auto content = read_input_file(spec.substr(eq + 1), "header file " + spec.substr(eq + 1));
+    if (!content) return report_failure(content.status().message());
     request.headers.push_back({spec.substr(0, eq), std::move(*content)});
   }
   if (!args.target.empty()) {
@@ -104,6 +77,7 @@ int run_compile(const CompileArgs& args) {
   config.command_input_name = std::filesystem::path(args.source).filename().string();
   config.nvrtc_library = args.nvrtc_library;
   config.hip_library = args.hip_library;
+  config.harmless_options = args.harmless_options;
   config.opencl_platform = args.platform;
   config.opencl_device = args.device;
   // 0: no limit; otherwise at least 1 ms (a tiny value must not round to
@@ -137,8 +111,11 @@ int run_compile(const CompileArgs& args) {
       std::cerr << status.details() << (status.details().ends_with('\n') ? "" : "\n");
     return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
-  if (!args.output.empty() && !write_binary(args.output, kernel->binary())) {
-    return report_failure("cannot write --output " + args.output + ": " + std::strerror(errno));
+  if (!args.output.empty()) {
+    if (Status s = write_output_file(args.output, "--output " + args.output, kernel->binary());
+        !s.is_ok()) {
+      return report_failure(s.message());
+    }
   }
 
   if (args.json) {
@@ -197,6 +174,9 @@ Runner add_compile_command(CLI::App& app) {
   cmd->add_option("--header", args->headers, "In-memory header NAME=FILE; repeatable");
   cmd->add_option("--nvrtc-library", args->nvrtc_library,
                   "nvrtc: libnvrtc to load (default: search, see KCACHE_NVRTC_LIBRARY)");
+  cmd->add_option("--harmless-option", args->harmless_options,
+                  "An option name that reads no file (e.g. --my-flag): an option kcache does not "
+                  "know and that may name a file otherwise makes the request uncached; repeatable");
   cmd->add_option("--hip-library", args->hip_library,
                   "hip: libamdhip64 (hipRTC) to load (default: search, see KCACHE_HIP_LIBRARY)");
   cmd->add_option("--platform", args->platform,

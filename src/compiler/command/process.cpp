@@ -1,8 +1,10 @@
 #include "compiler/command/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,16 +18,65 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/command/output_file.h"
+
 extern char** environ;
 
 namespace kcache {
 namespace {
 
-std::string read_output(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// What the program printed: never blocks (a program may have replaced the
+// file with a FIFO), at most kMaxCompilerLogBytes.
+std::string read_output(const std::string& path) { return read_compiler_log(path); }
+
+// A descriptor that becomes readable when `pid` exits (pidfd_open, Linux
+// 5.3); -1 where the kernel has none.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+// Waits until `pid` exits or `deadline` passes; true when it exited (not
+// yet reaped). Through a pidfd the wait ends the moment the program does;
+// without one, by polling with a sleep that grows from 1 ms to 50 ms.
+bool wait_until(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  const int pidfd = open_pidfd(pid);
+  if (pidfd >= 0) {
+    bool exited = false;
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() < 0) break;
+      pollfd watch{pidfd, POLLIN, 0};
+      const int rc =
+          ::poll(&watch, 1, static_cast<int>(std::min<long long>(left.count() + 1, 60'000)));
+      if (rc > 0) {
+        exited = true;
+        break;
+      }
+      if (rc < 0 && errno != EINTR) break;
+    }
+    ::close(pidfd);
+    if (exited) return true;
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == pid;
+  }
+  auto pause = std::chrono::milliseconds(1);
+  while (true) {
+    siginfo_t info{};
+    const int rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if ((rc == 0 && info.si_pid == pid) || (rc < 0 && errno == ECHILD)) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
 }
 
 // "600 s", "0.3 s", "1.25 s".
@@ -106,32 +157,20 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
       return Status::io_error(std::string("waitpid: ") + std::strerror(errno));
     }
   } else {
-    // Polling keeps this free of signal handlers and threads; the sleep
-    // grows so a quick compile is seen within a millisecond or two and a
-    // long one costs 20 wake-ups a second.
     // A century keeps the deadline inside steady_clock's range.
     const auto deadline =
         start + std::min<std::chrono::milliseconds>(timeout, std::chrono::hours(24 * 365 * 100));
-    auto pause = std::chrono::milliseconds(1);
-    for (;;) {
-      const pid_t done = wait_for(pid, &wstatus, WNOHANG);
-      if (done == pid) break;
-      if (done < 0) {  // ECHILD: reaped elsewhere (SIGCHLD ignored); not ours to kill
-        return Status::io_error(std::string("waitpid: ") + std::strerror(errno));
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) {
-        // The child is not reaped yet, so its pid cannot have been reused.
-        kill_tree(pid);
-        wait_for(pid, &wstatus, 0);
-        return Status(StatusCode::kTimeout,
-                      argv[0] + " did not finish within " + seconds_text(timeout) +
-                          "; it was stopped (SIGKILL)",
-                      read_output(output_path));
-      }
-      std::this_thread::sleep_for(
-          std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    if (!wait_until(pid, deadline)) {
+      // Not reaped yet, so its pid cannot have been reused.
+      kill_tree(pid);
+      wait_for(pid, &wstatus, 0);
+      return Status(StatusCode::kTimeout,
+                    argv[0] + " did not finish within " + seconds_text(timeout) +
+                        "; it was stopped (SIGKILL)",
+                    read_output(output_path));
+    }
+    if (wait_for(pid, &wstatus, 0) < 0) {  // ECHILD: reaped elsewhere (SIGCHLD ignored)
+      return Status::io_error(std::string("waitpid: ") + std::strerror(errno));
     }
   }
   ProcessResult result;

@@ -41,10 +41,11 @@
 #include <mutex>
 
 #include "compiler/command/process.h"
+#include "compiler/compiler_facts.h"
 #include "compiler/hip/hip_protocol.h"
 #include "compiler/registry.h"
-#include "core/options_normalizer.h"
 #include "env/temp_dir.h"
+#include "inputs/options.h"
 
 // Set by src/CMakeLists.txt: the path from the installed library's folder to
 // the worker's, and (for runs from the build tree) the worker built there.
@@ -190,12 +191,6 @@ Status worker_failure(const std::string& worker, const WorkerRun& run) {
   return Status(StatusCode::kInternal, worker + " wrote no readable result", run.process.output);
 }
 
-std::string file_name(const std::string& path) {
-  std::error_code error;
-  auto canonical = std::filesystem::canonical(path, error);
-  return (error ? std::filesystem::path(path) : canonical).filename().string();
-}
-
 Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
                                                 const std::vector<std::string>& candidates,
                                                 std::chrono::milliseconds timeout) {
@@ -238,16 +233,20 @@ Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
     runtime->isas[words.front()] = std::vector<std::string>(words.begin() + 1, words.end());
     runtime->isa_names.push_back(words.front());
   }
-  // hiprtcVersion says "9.0" for all of ROCm 5.2 and more; the files'
-  // names and sizes tell ROCm builds (and their code generation) apart.
-  std::string version = "hiprtc " + runtime->hiprtc_version + " (" +
-                        file_name(runtime->library_path) + ", " +
-                        result.first("library_bytes").value_or("?") + " bytes)";
+  // hiprtcVersion says "9.0" for all of ROCm 5.2 and more: the build is
+  // the files, stamped (libamdhip64, comgr, and the worker that runs them).
+  auto stamped = [](const std::string& path) {
+    std::error_code error;
+    const auto canonical = std::filesystem::canonical(path, error);
+    const std::string file = error ? path : canonical.string();
+    return file + " " + stamp_text(file, Env::posix());
+  };
+  std::string version = "hiprtc " + runtime->hiprtc_version + "; " + stamped(runtime->library_path);
   if (!runtime->comgr_version.empty()) {
-    version += "; comgr " + runtime->comgr_version + " (" +
-               file_name(result.first("comgr_path").value_or("")) + ", " +
-               result.first("comgr_bytes").value_or("?") + " bytes)";
+    version += "; comgr " + runtime->comgr_version + "; " +
+               stamped(result.first("comgr_path").value_or(""));
   }
+  version += "; worker " + stamped(worker);
   runtime->identity = {"hip", "hiprtc", std::move(version)};
   return std::shared_ptr<const HipRuntime>(runtime);
 }
@@ -270,10 +269,16 @@ bool looks_like_amd_arch(std::string_view arch) {
 
 class HipCompiler final : public Compiler {
  public:
-  HipCompiler(std::shared_ptr<const HipRuntime> runtime, std::chrono::milliseconds timeout)
-      : runtime_(std::move(runtime)), timeout_(timeout) {}
+  HipCompiler(std::shared_ptr<const HipRuntime> runtime, std::chrono::milliseconds timeout,
+              std::vector<std::string> harmless_options)
+      : runtime_(std::move(runtime)), timeout_(timeout) {
+    inputs_.dialect = "hiprtc";
+    inputs_.harmless_options = std::move(harmless_options);
+  }
 
   const CompilerIdentity& identity() const override { return runtime_->identity; }
+
+  const CompilerInputs& inputs() const override { return inputs_; }
 
   Result<Target> resolve_target(const Target& requested) const override {
     if (requested.empty()) {
@@ -326,9 +331,9 @@ class HipCompiler final : public Compiler {
   }
 
   Result<CompileOutput> compile(const KernelRequest& request, const Target& target) override {
-    auto tokens = split_options(request.options);
-    if (!tokens) return tokens.status();
-    for (const auto& token : *tokens) {
+    auto parsed = request_options(request, inputs_);  // the tokens the key holds
+    if (!parsed) return parsed.status();
+    for (const auto& token : parsed->tokens) {
       if (token.starts_with("--gpu-architecture") || token.starts_with("--offload-arch") ||
           token.starts_with("--amdgpu-target") || token.starts_with("-mcpu") ||
           token.starts_with("-march") || token == "-arch" || token.starts_with("-arch=")) {
@@ -340,7 +345,7 @@ class HipCompiler final : public Compiler {
     worker_request.add("protocol", std::string(hip::kHipProtocolVersion));
     worker_request.add("library", runtime_->library_path);
     worker_request.add("source", request.source);
-    for (auto& token : *tokens) worker_request.add("option", std::move(token));
+    for (auto& token : parsed->tokens) worker_request.add("option", std::move(token));
     for (const auto& dir : request.include_dirs) worker_request.add("option", "-I" + dir);
     worker_request.add("option", "--gpu-architecture=" + target.id());
     for (const auto& header : request.headers) {
@@ -413,6 +418,7 @@ class HipCompiler final : public Compiler {
 
   std::shared_ptr<const HipRuntime> runtime_;
   const std::chrono::milliseconds timeout_;
+  CompilerInputs inputs_;
 };
 
 }  // namespace
@@ -449,7 +455,7 @@ Result<std::unique_ptr<Compiler>> make_hip_compiler(const CompilerConfig& config
     runtime = slot;
   }
   return std::unique_ptr<Compiler>(
-      std::make_unique<HipCompiler>(std::move(runtime), config.timeout));
+      std::make_unique<HipCompiler>(std::move(runtime), config.timeout, config.harmless_options));
 }
 
 }  // namespace kcache

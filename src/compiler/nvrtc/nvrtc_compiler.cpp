@@ -21,9 +21,11 @@
 #include <mutex>
 #include <optional>
 
+#include "compiler/compiler_facts.h"
 #include "compiler/dynamic_library.h"
 #include "compiler/registry.h"
-#include "core/options_normalizer.h"
+#include "format/hash.h"
+#include "inputs/options.h"
 
 namespace kcache {
 namespace {
@@ -111,6 +113,21 @@ Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& configured
   return std::shared_ptr<const NvrtcApi>(api);
 }
 
+// One load per library asked for, shared by every compiler of the process;
+// a failed search is tried again next time.
+Result<std::shared_ptr<const NvrtcApi>> shared_nvrtc(const std::string& configured) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const NvrtcApi>> loaded;
+  std::lock_guard lock(mutex);
+  auto& slot = loaded[configured];
+  if (!slot) {
+    auto fresh = load_nvrtc(configured);
+    if (!fresh) return fresh.status();
+    slot = *fresh;
+  }
+  return slot;
+}
+
 // "sm_90a" -> {90, true (real)}; "compute_90" -> {90, false}.
 struct CudaArch {
   int number = 0;
@@ -136,18 +153,30 @@ std::optional<CudaArch> parse_cuda_arch(std::string_view arch) {
   return parsed;
 }
 
+// What a compiler needs to know of its libnvrtc before the first compile:
+// from the library itself, or from a record of it (compiler_facts.h).
+struct NvrtcFacts {
+  std::string library_path;  // canonical
+  std::vector<int> archs;
+  CompilerIdentity identity;
+  std::vector<std::string> toolkit_dirs;
+};
+
 class NvrtcCompiler final : public Compiler {
  public:
-  NvrtcCompiler(std::shared_ptr<const NvrtcApi> api, CompilerIdentity identity,
-                std::vector<int> archs, std::vector<std::string> toolkit_dirs)
+  // `api` may be null: the library is then loaded by the first compile.
+  NvrtcCompiler(std::shared_ptr<const NvrtcApi> api, std::string configured, NvrtcFacts facts,
+                CompilerInputs inputs)
       : api_(std::move(api)),
-        identity_(std::move(identity)),
-        archs_(std::move(archs)),
-        toolkit_dirs_(std::move(toolkit_dirs)) {}
+        configured_(std::move(configured)),
+        identity_(std::move(facts.identity)),
+        archs_(std::move(facts.archs)),
+        library_path_(std::move(facts.library_path)),
+        inputs_(std::move(inputs)) {}
 
   const CompilerIdentity& identity() const override { return identity_; }
 
-  std::vector<std::string> toolkit_include_dirs() const override { return toolkit_dirs_; }
+  const CompilerInputs& inputs() const override { return inputs_; }
 
   Result<Target> resolve_target(const Target& requested) const override {
     if (requested.empty()) {
@@ -172,20 +201,22 @@ class NvrtcCompiler final : public Compiler {
   }
 
   Result<CompileOutput> compile(const KernelRequest& request, const Target& target) override {
-    const NvrtcApi& nvrtc = *api_;
-    auto tokens = split_options(request.options);
-    if (!tokens) return tokens.status();
-    for (const auto& token : *tokens) {
+    auto loaded = api();
+    if (!loaded) return loaded.status();
+    const NvrtcApi& nvrtc = **loaded;
+    auto parsed = request_options(request, inputs_);  // the tokens the key holds
+    if (!parsed) return parsed.status();
+    for (const auto& token : parsed->tokens) {
       if (token == "-arch" || token.starts_with("-arch=") ||
           token.starts_with("--gpu-architecture")) {
         return Status::invalid_argument("set the CUDA arch with the target, not with '" + token +
                                         "' in the options");
       }
     }
-    std::vector<std::string> options = std::move(*tokens);
+    std::vector<std::string> options = std::move(parsed->tokens);
     options.push_back("--gpu-architecture=" + target.arch);
     for (const auto& dir : request.include_dirs) options.push_back("--include-path=" + dir);
-    for (const auto& dir : toolkit_dirs_) options.push_back("--include-path=" + dir);
+    for (const auto& dir : inputs_.toolkit_dirs) options.push_back("--include-path=" + dir);
 
     std::vector<const char*> header_text;
     std::vector<const char*> header_names;
@@ -214,7 +245,7 @@ class NvrtcCompiler final : public Compiler {
     std::vector<const char*> argv;
     for (const auto& option : options) argv.push_back(option.c_str());
     rc = nvrtc.CompileProgram(program, static_cast<int>(argv.size()), argv.data());
-    std::string log = program_log(program);
+    std::string log = program_log(nvrtc, program);
     if (rc == NVRTC_ERROR_COMPILATION)
       return Status::compile_error("the NVRTC compile failed", log);
     if (rc == NVRTC_ERROR_INVALID_OPTION) {
@@ -248,11 +279,11 @@ class NvrtcCompiler final : public Compiler {
   }
 
  private:
-  std::string program_log(nvrtcProgram program) const {
+  std::string program_log(const NvrtcApi& nvrtc, nvrtcProgram program) const {
     std::size_t size = 0;
-    if (api_->GetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+    if (nvrtc.GetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
     std::string log(size, '\0');
-    if (api_->GetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+    if (nvrtc.GetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
     log.resize(size - 1);  // the terminating NUL
     return log;
   }
@@ -263,10 +294,31 @@ class NvrtcCompiler final : public Compiler {
     return list.empty() ? "no arch" : list;
   }
 
-  std::shared_ptr<const NvrtcApi> api_;
+  // The library, loaded now if the compiler was made from a record. It must
+  // be the one the record describes: the identity in every key says so.
+  Result<std::shared_ptr<const NvrtcApi>> api() const {
+    std::lock_guard lock(mutex_);
+    if (api_) return api_;
+    auto loaded = shared_nvrtc(configured_);
+    if (!loaded) return loaded.status();
+    std::error_code error;
+    const std::string path =
+        std::filesystem::weakly_canonical((*loaded)->library->path(), error).string();
+    if (path != library_path_) {
+      return Status::unavailable("libnvrtc resolves to " + path + " now, not to " + library_path_ +
+                                 " as when this compiler was made");
+    }
+    api_ = *loaded;
+    return api_;
+  }
+
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const NvrtcApi> api_;  // guarded by mutex_
+  const std::string configured_;
   CompilerIdentity identity_;
   std::vector<int> archs_;
-  std::vector<std::string> toolkit_dirs_;
+  const std::string library_path_;
+  CompilerInputs inputs_;
 };
 
 // The include folder(s) of the toolkit libnvrtc came from.
@@ -290,47 +342,108 @@ std::vector<std::string> toolkit_include_dirs_for(const std::string& library_pat
   return dirs;
 }
 
+// The files of a libnvrtc's build: itself, its builtins library (loaded by
+// the first compile) beside it, and the toolkit's version file.
+std::vector<std::string> build_files(const std::string& library_path) {
+  std::vector<std::string> files{library_path};
+  std::error_code error;
+  const std::filesystem::path folder = std::filesystem::path(library_path).parent_path();
+  std::vector<std::string> builtins;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("libnvrtc-builtins") && entry.is_regular_file(error)) {
+      builtins.push_back(entry.path().string());
+    }
+  }
+  std::sort(builtins.begin(), builtins.end());
+  files.insert(files.end(), builtins.begin(), builtins.end());
+  const std::string version = folder.parent_path().string() + "/version.json";
+  if (std::filesystem::exists(version, error)) files.push_back(version);
+  return files;
+}
+
+// Learns the facts from the loaded library.
+Result<NvrtcFacts> facts_of(const NvrtcApi& api, std::vector<std::string>& files) {
+  int major = 0;
+  int minor = 0;
+  if (api.Version(&major, &minor) != NVRTC_SUCCESS)
+    return Status::unavailable("nvrtcVersion failed");
+  NvrtcFacts facts;
+  int count = 0;
+  if (api.GetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    facts.archs.resize(static_cast<std::size_t>(count));
+    api.GetSupportedArchs(facts.archs.data());
+  }
+  std::error_code error;
+  facts.library_path = std::filesystem::weakly_canonical(api.library->path(), error).string();
+  facts.toolkit_dirs = toolkit_include_dirs_for(facts.library_path);
+  files = build_files(facts.library_path);
+  files.insert(files.end(), facts.toolkit_dirs.begin(), facts.toolkit_dirs.end());
+  // nvrtcVersion gives only major.minor: the build is its files, stamped
+  // (a patch release, a rebuilt or reinstalled toolkit is a new identity).
+  std::string version = "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+  for (const auto& file : files) version += "; " + file + " " + stamp_text(file, Env::posix());
+  facts.identity = {"nvrtc", "nvrtc", std::move(version)};
+  return facts;
+}
+
+// The record of what `config` loads: named by everything that picks the
+// library (the names asked for, the loader's path and cache).
+std::string record_name(const CompilerConfig& config) {
+  std::string picks = "nvrtc\n" + config.nvrtc_library;
+  for (const char* var : {"KCACHE_NVRTC_LIBRARY", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"}) {
+    const char* value = std::getenv(var);
+    picks += std::string("\n") + var + "=" + (value ? value : "");
+  }
+  picks += "\n" + stamp_text("/etc/ld.so.cache", Env::posix());
+  return "nvrtc-" + to_hex(xxh3_128(picks));
+}
+
+Result<NvrtcFacts> facts_from(const CompilerFacts& record) {
+  NvrtcFacts facts;
+  auto path = fact(record, "library");
+  auto version = fact(record, "identity.version");
+  if (!path || !version) return Status::not_found("incomplete record");
+  facts.library_path = *path;
+  facts.identity = {"nvrtc", "nvrtc", *version};
+  for (const auto& [name, value] : record.facts) {
+    if (name == "arch") facts.archs.push_back(std::atoi(value.c_str()));
+    if (name == "toolkit") facts.toolkit_dirs.push_back(value);
+  }
+  return facts;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config) {
-  // One load per library asked for; a failed search is tried again next time.
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const NvrtcApi>> loaded;
   std::shared_ptr<const NvrtcApi> api;
-  {
-    std::lock_guard lock(mutex);
-    auto& slot = loaded[config.nvrtc_library];
-    if (!slot) {
-      auto fresh = load_nvrtc(config.nvrtc_library);
-      if (!fresh) return fresh.status();
-      slot = *fresh;
-    }
-    api = slot;
+  std::optional<NvrtcFacts> facts;
+  const std::string name = record_name(config);
+  if (auto record = load_compiler_facts(config.facts_dir, name, Env::posix())) {
+    if (auto known = facts_from(*record)) facts = std::move(*known);
   }
-
-  int major = 0;
-  int minor = 0;
-  if (api->Version(&major, &minor) != NVRTC_SUCCESS)
-    return Status::unavailable("nvrtcVersion failed");
-  int count = 0;
-  std::vector<int> archs;
-  if (api->GetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
-    archs.resize(static_cast<std::size_t>(count));
-    api->GetSupportedArchs(archs.data());
+  if (!facts) {
+    auto loaded = shared_nvrtc(config.nvrtc_library);
+    if (!loaded) return loaded.status();
+    api = *loaded;
+    std::vector<std::string> files;
+    auto learned = facts_of(*api, files);
+    if (!learned) return learned.status();
+    facts = std::move(*learned);
+    CompilerFacts record;
+    record.files = std::move(files);
+    record.facts = {{"library", facts->library_path},
+                    {"identity.version", facts->identity.version}};
+    for (int arch : facts->archs) record.facts.emplace_back("arch", std::to_string(arch));
+    for (const auto& dir : facts->toolkit_dirs) record.facts.emplace_back("toolkit", dir);
+    store_compiler_facts(config.facts_dir, name, record, Env::posix());
   }
-  const std::string path = api->library->path();
-  struct stat st {};
-  ::stat(path.c_str(), &st);
-  CompilerIdentity identity;
-  identity.backend = "nvrtc";
-  identity.id = "nvrtc";
-  // nvrtcVersion gives only major.minor; the library's size tells patch
-  // releases (which can change code generation) apart.
-  identity.version = "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " (" +
-                     std::filesystem::path(path).filename().string() + ", " +
-                     std::to_string(st.st_size) + " bytes)";
+  CompilerInputs inputs;
+  inputs.dialect = "nvrtc";
+  inputs.toolkit_dirs = facts->toolkit_dirs;
+  inputs.harmless_options = config.harmless_options;
   return std::unique_ptr<Compiler>(std::make_unique<NvrtcCompiler>(
-      api, std::move(identity), std::move(archs), toolkit_include_dirs_for(path)));
+      std::move(api), config.nvrtc_library, std::move(*facts), std::move(inputs)));
 }
 
 }  // namespace kcache

@@ -5,19 +5,29 @@
 // (and after the request's warmup, if any: on PoCL a binary read after the
 // kernels ran holds their compiled work-group code and loads ready to
 // launch; one read right after the build holds bitcode only).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>  // environ
+
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 
+#include "compiler/compiler_facts.h"
 #include "compiler/dynamic_library.h"
+#include "compiler/loaded_libraries.h"
 #include "compiler/registry.h"
-#include "env/temp_dir.h"
+#include "format/hash.h"
+#include "inputs/options.h"
 
 namespace kcache {
 namespace {
@@ -119,19 +129,112 @@ Target target_of(const std::string& device_name, int units) {
 
 std::string cl_error(cl_int code) { return "OpenCL error " + std::to_string(code); }
 
+// The folder that holds `headers` as files, for the include path. OpenCL
+// 1.2 takes headers only as separate programs; a folder works on every
+// platform. PoCL keeps a build's options in its binary, so the folder's
+// name must be the same each time for the same headers, or no two builds
+// would give the same bytes: ${TMPDIR:-/tmp}/kcache-<uid>/opencl-headers/
+// <XXH3-128 of the names and contents>. It lives in the per-user private
+// folder (kcache-<uid>, 0700, checked as the user cache's fallback is: no
+// one else can put files there) and is made whole in a temporary folder,
+// then renamed into place, so a folder of that name always holds exactly
+// those headers. Each use touches it; folders no build used for a day are
+// removed, at most once per process.
+Result<std::string> header_folder(const std::vector<Header>& headers) {
+  namespace fs = std::filesystem;
+  for (const auto& header : headers) {
+    if (header.name.empty() || header.name.starts_with('/') ||
+        (fs::path(header.name).lexically_normal().string().starts_with(".."))) {
+      return Status::invalid_argument("in-memory header name '" + header.name +
+                                      "' must be a relative path without '..'");
+    }
+  }
+  std::string base = "/tmp";
+  if (const char* tmp = std::getenv("TMPDIR"); tmp && tmp[0] == '/') base = tmp;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const std::string root = (base == "/" ? "" : base) + "/kcache-" + std::to_string(::getuid());
+  for (const std::string& dir : {root, root + "/opencl-headers"}) {
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Status::io_error("cannot create " + dir + ": " + std::strerror(errno));
+    }
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() ||
+        (st.st_mode & 077) != 0) {
+      return Status::io_error(dir +
+                              " is not a private folder of this user (a folder owned by "
+                              "this user, mode 0700, not a link); remove it");
+    }
+  }
+  const std::string parent = root + "/opencl-headers";
+  Checksummer sum;
+  for (const auto& header : headers) {
+    const std::string size =
+        std::to_string(header.name.size()) + ":" + std::to_string(header.content.size()) + ":";
+    for (std::string_view part : {std::string_view(size), std::string_view(header.name),
+                                  std::string_view(header.content)}) {
+      sum.update({reinterpret_cast<const std::uint8_t*>(part.data()), part.size()});
+    }
+  }
+  const std::string folder = parent + "/" + to_hex(sum.finish());
+  static std::once_flag pruned;
+  std::call_once(pruned, [&] {
+    std::error_code error;
+    const auto day_ago = fs::file_time_type::clock::now() - std::chrono::hours(24);
+    for (const auto& entry : fs::directory_iterator(parent, error)) {
+      std::error_code ignored;
+      if (entry.is_directory(ignored) && !entry.is_symlink(ignored) &&
+          fs::last_write_time(entry.path(), ignored) < day_ago) {
+        fs::remove_all(entry.path(), ignored);
+      }
+    }
+  });
+  if (::utimensat(AT_FDCWD, folder.c_str(), nullptr, AT_SYMLINK_NOFOLLOW) == 0) return folder;
+
+  char pattern[] = "XXXXXX";
+  std::string temp = parent + "/.new-" + pattern;
+  if (::mkdtemp(temp.data()) == nullptr) {
+    return Status::io_error("cannot create a folder in " + parent + ": " + std::strerror(errno));
+  }
+  for (const auto& header : headers) {
+    const fs::path path = fs::path(temp) / header.name;
+    std::error_code ignored;
+    fs::create_directories(path.parent_path(), ignored);
+    std::ofstream out(path, std::ios::binary);
+    out << header.content;
+    out.close();
+    if (!out) {
+      fs::remove_all(temp, ignored);
+      return Status::io_error("cannot write " + path.string());
+    }
+  }
+  if (::rename(temp.c_str(), folder.c_str()) != 0) {
+    // Another build made it first (ENOTEMPTY/EEXIST): the same headers.
+    const int err = errno;
+    std::error_code ignored;
+    fs::remove_all(temp, ignored);
+    if (err != ENOTEMPTY && err != EEXIST) {
+      return Status::io_error("cannot rename a folder to " + folder + ": " + std::strerror(err));
+    }
+  }
+  return folder;
+}
+
 class OpenClCompiler final : public Compiler {
  public:
   OpenClCompiler(std::shared_ptr<const OpenClApi> api, cl_context context, cl_device_id device,
-                 CompilerIdentity identity, Target target)
+                 CompilerIdentity identity, Target target, CompilerInputs inputs)
       : api_(std::move(api)),
         context_(context),
         device_(device),
         identity_(std::move(identity)),
-        target_(std::move(target)) {}
+        target_(std::move(target)),
+        inputs_(std::move(inputs)) {}
 
   ~OpenClCompiler() override { api_->ReleaseContext(context_); }
 
   const CompilerIdentity& identity() const override { return identity_; }
+
+  const CompilerInputs& inputs() const override { return inputs_; }
 
   Result<Target> resolve_target(const Target& requested) const override {
     if (requested.empty()) return target_;
@@ -147,25 +250,16 @@ class OpenClCompiler final : public Compiler {
 
   Result<CompileOutput> compile(const KernelRequest& request, const Target& /*target*/) override {
     const OpenClApi& cl = *api_;
-    std::string options = request.options;
-    std::optional<TempDir> header_dir;
+    // The tokens the key holds, as one string; a request with a token that
+    // cannot be passed as itself is not keyed, and gets its options as the
+    // caller wrote them.
+    auto parsed = request_options(request, inputs_);
+    if (!parsed) return parsed.status();
+    std::string options = join_options(parsed->tokens).value_or(request.options);
     if (!request.headers.empty()) {
-      // OpenCL 1.2 takes headers only as separate programs; a private folder
-      // on the include path works on every platform.
-      auto temp = TempDir::create("kcache-cl-headers-");
-      if (!temp) return temp.status();
-      for (const auto& header : request.headers) {
-        if (header.name.find("..") != std::string::npos || header.name.starts_with("/")) {
-          return Status::invalid_argument("in-memory header name '" + header.name +
-                                          "' must be a relative path without '..'");
-        }
-        std::filesystem::path path = std::filesystem::path(temp->path()) / header.name;
-        std::error_code ignored;
-        std::filesystem::create_directories(path.parent_path(), ignored);
-        std::ofstream(path, std::ios::binary) << header.content;
-      }
-      options += " -I" + temp->path();
-      header_dir.emplace(std::move(*temp));
+      auto folder = header_folder(request.headers);
+      if (!folder) return folder.status();
+      options += " -I" + *folder;
     }
     for (const auto& dir : request.include_dirs) options += " -I" + dir;
 
@@ -246,15 +340,74 @@ class OpenClCompiler final : public Compiler {
   cl_device_id device_;
   CompilerIdentity identity_;
   Target target_;
+  CompilerInputs inputs_;
 };
 
+// What changes PoCL's output besides the options: the variables its
+// documentation lists for the compiler and the CPU driver (all POCL_*,
+// except those that only log, trace or move its own cache).
+std::vector<std::pair<std::string, std::string>> output_environment() {
+  static constexpr std::string_view kHarmless[] = {
+      "POCL_DEBUG",          "POCL_DEBUG_LLVM_PASSES", "POCL_CACHE_DIR",
+      "POCL_KERNEL_CACHE",   "POCL_TRACING",           "POCL_TRACING_OPT",
+      "POCL_TRACING_FILTER", "POCL_AFFINITY",          "POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES",
+      "POCL_VERBOSE",        "POCL_STARTUP_DELAY",     "POCL_DUMP_TASK_GRAPHS",
+      "POCL_MEMORY_LIMIT",   "POCL_MAX_PTHREAD_COUNT"};
+  std::vector<std::pair<std::string, std::string>> found;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    if (!text.starts_with("POCL_")) continue;
+    const std::size_t eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = text.substr(0, eq);
+    if (std::find(std::begin(kHarmless), std::end(kHarmless), name) != std::end(kHarmless))
+      continue;
+    found.emplace_back(std::string(name), std::string(text.substr(eq + 1)));
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 // The process's OpenCL loader, loaded once.
+// The libraries loaded before the OpenCL loader was (to tell its stack
+// apart later).
+std::vector<std::string>& libraries_before_opencl() {
+  static std::vector<std::string> before;
+  return before;
+}
+
 Result<std::shared_ptr<const OpenClApi>> opencl_api() {
   static std::mutex mutex;
   static std::optional<Result<std::shared_ptr<const OpenClApi>>> loaded;
   std::lock_guard lock(mutex);
-  if (!loaded) loaded = OpenClApi::load();
+  if (!loaded) {
+    libraries_before_opencl() = loaded_libraries();
+    loaded = OpenClApi::load();
+  }
   return *loaded;
+}
+
+// The build of the OpenCL stack: the files of every library loaded since
+// the loader was (its platforms' drivers, PoCL's LLVM and clang), and of
+// those whose names say they belong to it when the program had loaded it
+// first, with their stamps. A Debian update of PoCL or LLVM keeps their
+// version strings ("3.1+debian", "LLVM 15.0.6"); it changes these files.
+std::string opencl_build(const Env& env) {
+  static std::once_flag once;
+  static std::string build;
+  std::call_once(once, [&] {
+    const std::vector<std::string>& before = libraries_before_opencl();
+    for (const auto& path : loaded_libraries()) {
+      const std::string name = std::filesystem::path(path).filename().string();
+      const bool new_since = !std::binary_search(before.begin(), before.end(), path);
+      const bool by_name =
+          name.find("OpenCL") != std::string::npos || name.find("pocl") != std::string::npos ||
+          name.find("LLVM") != std::string::npos || name.find("clang") != std::string::npos;
+      if (!new_since && !by_name) continue;
+      build += (build.empty() ? "" : "; ") + path + " " + stamp_text(path, env);
+    }
+  });
+  return build;
 }
 
 }  // namespace
@@ -313,12 +466,24 @@ Result<std::unique_ptr<Compiler>> make_opencl_compiler(const CompilerConfig& con
   identity.version = platform_string(cl, platform, CL_PLATFORM_VERSION) + " | " +
                      device_string(cl, device, CL_DEVICE_VERSION) + " | driver " +
                      device_string(cl, device, CL_DRIVER_VERSION) + " | " +
-                     device_string(cl, device, CL_DEVICE_OPENCL_C_VERSION);
+                     device_string(cl, device, CL_DEVICE_OPENCL_C_VERSION) + " | build " +
+                     opencl_build(Env::posix());
   Target target =
       target_of(device_string(cl, device, CL_DEVICE_NAME),
                 static_cast<int>(device_value<cl_uint>(cl, device, CL_DEVICE_MAX_COMPUTE_UNITS)));
+  CompilerInputs inputs;
+  inputs.dialect = "opencl";
+  inputs.one_option_string = true;
+  inputs.harmless_options = config.harmless_options;
+  inputs.environment = output_environment();
+  // PoCL appends POCL_EXTRA_BUILD_FLAGS to every build's options (after
+  // them: checked with PoCL 3.1); its include folders join the search.
+  for (const auto& [name, value] : inputs.environment) {
+    if (name != "POCL_EXTRA_BUILD_FLAGS") continue;
+    if (auto extra = split_options(value)) inputs.trailing_options = std::move(*extra);
+  }
   return std::unique_ptr<Compiler>(std::make_unique<OpenClCompiler>(
-      *loaded, context, device, std::move(identity), std::move(target)));
+      *loaded, context, device, std::move(identity), std::move(target), std::move(inputs)));
 }
 
 }  // namespace kcache

@@ -42,6 +42,16 @@ class MemoryTier final : public Tier {
     return Status::ok();
   }
 
+  Status remove(const std::string& /*db*/, const CacheKey& key) override {
+    std::lock_guard lock(mutex_);
+    if (auto it = map_.find(key); it != map_.end()) {
+      used_ -= charge(it->second->entry);
+      lru_.erase(it->second);
+      map_.erase(it);
+    }
+    return Status::ok();
+  }
+
   Result<std::uint64_t> clear() override {
     std::lock_guard lock(mutex_);
     std::uint64_t removed = map_.size();

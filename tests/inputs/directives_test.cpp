@@ -1,0 +1,107 @@
+#include "inputs/directives.h"
+
+#include <gtest/gtest.h>
+
+namespace kcache {
+namespace {
+
+using Kind = IncludeDirective::Kind;
+
+std::vector<std::string> names(const SourceDirectives& found) {
+  std::vector<std::string> out;
+  for (const auto& include : found.includes) {
+    out.push_back((include.quoted ? "\"" : "<") + include.name + (include.quoted ? "\"" : ">"));
+  }
+  return out;
+}
+
+bool has(const SourceDirectives& found, const std::string& name) {
+  for (const auto& include : found.includes) {
+    if (include.name == name) return true;
+  }
+  return false;
+}
+
+TEST(DirectivesTest, PlainIncludes) {
+  auto found = find_directives("#include \"a.h\"\n  #  include <b/c.h>\nint x;\n#import \"d.h\"\n");
+  EXPECT_EQ(names(found), (std::vector<std::string>{"\"a.h\"", "<b/c.h>", "\"d.h\""}));
+  EXPECT_FALSE(found.uncertain);
+}
+
+// The routes of audit K11: what the preprocessor reads as a directive is one.
+TEST(DirectivesTest, CommentsSplicesAndDigraphs) {
+  EXPECT_TRUE(has(find_directives("/* c */ #include \"x.h\"\n"), "x.h"));
+  EXPECT_TRUE(has(find_directives("#/**/include \"x.h\"\n"), "x.h"));
+  EXPECT_TRUE(has(find_directives("#inc\\\nlude \"y.h\"\n"), "y.h"));
+  EXPECT_TRUE(has(find_directives("#include \\\n\"y2.h\"\n"), "y2.h"));
+  EXPECT_TRUE(has(find_directives("#inc\\  \r\nlude \"y3.h\"\n"), "y3.h"));
+  EXPECT_TRUE(has(find_directives("%:include \"z.h\"\n"), "z.h"));
+  EXPECT_TRUE(has(find_directives("/* a\n b */ #include \"w.h\"\n"), "w.h"));
+  EXPECT_TRUE(has(find_directives("#include_next <n.h>\n"), "n.h"));
+  EXPECT_TRUE(has(find_directives("#embed \"data.bin\"\n"), "data.bin"));
+}
+
+// Lexing must not hide a directive: a comment opener inside a string is
+// text, a directive after a raw string counts, and a literal ends at the
+// end of its line.
+TEST(DirectivesTest, LiteralsDoNotHideDirectives) {
+  EXPECT_TRUE(has(find_directives("const char* s = \"/*\";\n#include \"a.h\"\n// */\n"), "a.h"));
+  EXPECT_TRUE(has(find_directives("char c = '\"';\n#include \"b.h\"\n"), "b.h"));
+  EXPECT_TRUE(has(find_directives("auto r = R\"x(/* \n )\" )x\";\n#include \"c.h\"\n"), "c.h"));
+  EXPECT_TRUE(has(find_directives("#error don't\n#include \"d.h\"\n"), "d.h"));
+  EXPECT_TRUE(has(find_directives("int n = 1'000;\n#include \"e.h\"\n"), "e.h"));
+}
+
+// A commented-out include is still reported (the second opinion reads
+// every literal #include line): an extra header in the key, never a
+// missing one.
+TEST(DirectivesTest, CommentedIncludesAreASuperset) {
+  auto found = find_directives("/*\n#include \"old.h\"\n*/\n");
+  EXPECT_TRUE(has(found, "old.h"));
+  // Not in a directive position: not an include.
+  EXPECT_FALSE(has(find_directives("int x; #include \"no.h\"\n"), "no.h"));
+}
+
+TEST(DirectivesTest, ComputedIncludesAndMacros) {
+  auto found = find_directives("#define H \"x.h\"\n#define F(a) a\n#include H /* c */\n");
+  ASSERT_EQ(found.includes.size(), 1u);
+  EXPECT_TRUE(found.includes[0].computed());
+  EXPECT_EQ(found.includes[0].expression, "H");
+  ASSERT_EQ(found.defines.size(), 1u);
+  EXPECT_EQ(found.defines[0].name, "H");
+  EXPECT_EQ(found.defines[0].value, "\"x.h\"");
+  EXPECT_EQ(found.function_macros, (std::vector<std::string>{"F"}));
+}
+
+TEST(DirectivesTest, HasInclude) {
+  auto found = find_directives("#if __has_include(\"opt.h\") && __has_include(<sys.h>)\n#endif\n");
+  ASSERT_EQ(found.includes.size(), 2u);
+  EXPECT_EQ(found.includes[0].kind, Kind::kHasInclude);
+  EXPECT_EQ(found.includes[0].name, "opt.h");
+  EXPECT_FALSE(found.includes[1].quoted);
+  auto computed = find_directives("#if __has_include(HDR)\n#endif\n");
+  ASSERT_EQ(computed.includes.size(), 1u);
+  EXPECT_TRUE(computed.includes[0].computed());
+}
+
+TEST(DirectivesTest, TrigraphsMakeTheListUncertain) {
+  EXPECT_TRUE(find_directives("?"
+                              "?=include \"t.h\"\n")
+                  .uncertain);
+  EXPECT_TRUE(find_directives("int a; ?"
+                              "?/\n")
+                  .uncertain);
+  EXPECT_FALSE(find_directives("x ?? y\n").uncertain);
+}
+
+TEST(DirectivesTest, MayReadFiles) {
+  EXPECT_FALSE(may_read_files("kernel void k() {}"));
+  EXPECT_TRUE(may_read_files("#include <a>"));
+  EXPECT_TRUE(may_read_files("#inc\\\nlude <a>"));
+  EXPECT_TRUE(
+      may_read_files("?"
+                     "?=import"));
+}
+
+}  // namespace
+}  // namespace kcache

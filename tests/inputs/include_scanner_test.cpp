@@ -1,0 +1,156 @@
+#include "inputs/include_scanner.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "fakes/temp_folder.h"
+
+namespace kcache {
+namespace {
+
+using testing::TempFolder;
+using testing::write_file;
+
+Result<IncludeScan> scan(const std::string& source, Dialect dialect,
+                         std::vector<PathOption> paths = {}, std::vector<Header> memory = {},
+                         ScanSettings settings = {}) {
+  SearchInputs inputs;
+  inputs.dialect = dialect;
+  inputs.paths = std::move(paths);
+  const IncludeModel model(std::move(inputs));
+  return scan_includes(source, memory, model, Env::posix(), settings);
+}
+
+std::vector<std::string> locations(const IncludeScan& found) {
+  std::vector<std::string> out;
+  for (const auto& header : found.headers) out.push_back(header.location);
+  return out;
+}
+
+PathOption dir(const std::string& path) { return {OptionRole::kIncludeDir, path}; }
+
+// The first folder that holds the name is what the compiler reads: only it
+// is keyed, with where it was found.
+TEST(IncludeScannerTest, FirstMatchInSearchOrderIsKeyed) {
+  TempFolder d;
+  write_file(d / "a/x.h", "a");
+  write_file(d / "b/x.h", "b");
+  auto found = scan("#include <x.h>\n", Dialect::kGcc, {dir(d / "a"), dir(d / "b")});
+  ASSERT_TRUE(found.is_ok());
+  EXPECT_EQ(locations(*found), (std::vector<std::string>{d / "a/x.h"}));
+  // An unknown compiler may search in another order: every candidate.
+  auto generic = scan("#include <x.h>\n", Dialect::kGeneric, {dir(d / "a"), dir(d / "b")});
+  ASSERT_TRUE(generic.is_ok());
+  EXPECT_EQ(locations(*generic), (std::vector<std::string>{d / "a/x.h", d / "b/x.h"}));
+}
+
+// NVRTC and hipRTC match in-memory headers by name before any folder;
+// OpenCL gets them as a folder after the options' -I.
+TEST(IncludeScannerTest, WhereInMemoryHeadersSit) {
+  TempFolder d;
+  write_file(d / "a/x.h", "disk");
+  const std::vector<Header> memory = {{"x.h", "memory"}};
+  auto nvrtc = scan("#include <x.h>\n", Dialect::kNvrtc, {dir(d / "a")}, memory);
+  ASSERT_TRUE(nvrtc.is_ok());
+  EXPECT_EQ(locations(*nvrtc), (std::vector<std::string>{"memory:x.h"}));
+  auto opencl = scan("#include <x.h>\n", Dialect::kOpenCl, {dir(d / "a")}, memory);
+  ASSERT_TRUE(opencl.is_ok());
+  EXPECT_EQ(locations(*opencl), (std::vector<std::string>{d / "a/x.h"}));
+  // The command backend writes them beside the source: quoted only.
+  auto quoted = scan("#include \"x.h\"\n", Dialect::kGcc, {dir(d / "a")}, memory);
+  auto angled = scan("#include <x.h>\n", Dialect::kGcc, {dir(d / "a")}, memory);
+  ASSERT_TRUE(quoted.is_ok() && angled.is_ok());
+  EXPECT_EQ(locations(*quoted), (std::vector<std::string>{"memory:x.h"}));
+  EXPECT_EQ(locations(*angled), (std::vector<std::string>{d / "a/x.h"}));
+}
+
+// The working folder: NVRTC's source folder (quoted includes), PoCL's
+// first include folder (every include).
+TEST(IncludeScannerTest, TheWorkingFolder) {
+  TempFolder d;
+  write_file(d / "w/x.h", "cwd");
+  write_file(d / "a/x.h", "a");
+  const auto original = std::filesystem::current_path();
+  std::filesystem::current_path(d / "w");
+  auto nvrtc_quoted = scan("#include \"x.h\"\n", Dialect::kNvrtc, {dir(d / "a")});
+  auto nvrtc_angled = scan("#include <x.h>\n", Dialect::kNvrtc, {dir(d / "a")});
+  auto opencl_angled = scan("#include <x.h>\n", Dialect::kOpenCl, {dir(d / "a")});
+  std::filesystem::current_path(original);
+  ASSERT_TRUE(nvrtc_quoted.is_ok() && nvrtc_angled.is_ok() && opencl_angled.is_ok());
+  EXPECT_EQ(locations(*nvrtc_quoted), (std::vector<std::string>{"./x.h"}));
+  EXPECT_EQ(locations(*nvrtc_angled), (std::vector<std::string>{d / "a/x.h"}));
+  EXPECT_EQ(locations(*opencl_angled), (std::vector<std::string>{"./x.h"}));
+}
+
+TEST(IncludeScannerTest, IncludeNextAndHasIncludeAreKeyed) {
+  TempFolder d;
+  write_file(d / "a/x.h", "#include_next <x.h>\n");
+  write_file(d / "b/x.h", "b");
+  write_file(d / "b/opt.h", "opt");
+  auto found = scan("#include <x.h>\n#if __has_include(<opt.h>)\n#endif\n", Dialect::kGcc,
+                    {dir(d / "a"), dir(d / "b")});
+  ASSERT_TRUE(found.is_ok());
+  EXPECT_EQ(locations(*found), (std::vector<std::string>{d / "b/opt.h", d / "a/x.h", d / "b/x.h"}));
+}
+
+TEST(IncludeScannerTest, ForcedIncludesAreScanned) {
+  TempFolder d;
+  write_file(d / "f.h", "#include \"g.h\"\n");
+  write_file(d / "g.h", "g");
+  auto found = scan("int x;\n", Dialect::kGcc, {{OptionRole::kForcedInclude, d / "f.h"}});
+  ASSERT_TRUE(found.is_ok());
+  EXPECT_EQ(locations(*found), (std::vector<std::string>{d / "f.h", d / "g.h"}));
+}
+
+TEST(IncludeScannerTest, WhatCannotBeKeyedIsSaid) {
+  TempFolder d;
+  ASSERT_EQ(::mkfifo((d / "fifo.h").c_str(), 0600), 0);
+  auto fifo = scan("#include \"" + (d / "fifo.h") + "\"\n", Dialect::kGcc);
+  ASSERT_TRUE(fifo.is_ok());
+  EXPECT_NE(fifo->unkeyable.find("not a regular file"), std::string::npos) << fifo->unkeyable;
+  // Too many bytes for the limits: unkeyable, not an error.
+  write_file(d / "big.h", std::string(4096, 'x'));
+  ScanSettings small;
+  small.max_bytes = 1024;
+  auto big = scan("#include \"big.h\"\n", Dialect::kGcc, {dir(d.path())}, {}, small);
+  ASSERT_TRUE(big.is_ok());
+  EXPECT_FALSE(big->unkeyable.empty());
+}
+
+TEST(IncludeScannerTest, AnUnreadableHeaderIsAnIoError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads every file";
+  TempFolder d;
+  write_file(d / "secret.h", "x");
+  ::chmod((d / "secret.h").c_str(), 0);
+  auto found = scan("#include <secret.h>\n", Dialect::kGcc, {dir(d.path())});
+  EXPECT_EQ(found.status().code(), StatusCode::kIoError);
+}
+
+// An include through a macro with several definitions keys each candidate;
+// one kcache cannot expand keys everything reachable.
+TEST(IncludeScannerTest, ComputedIncludes) {
+  TempFolder d;
+  write_file(d / "one.h", "1");
+  write_file(d / "two.h", "2");
+  auto both =
+      scan("#ifdef A\n#define H \"one.h\"\n#else\n#define H \"two.h\"\n#endif\n#include H\n",
+           Dialect::kGcc, {dir(d.path())});
+  ASSERT_TRUE(both.is_ok());
+  EXPECT_FALSE(both->searched_everywhere);
+  EXPECT_EQ(locations(*both), (std::vector<std::string>{d / "one.h", d / "two.h"}));
+  ScanSettings from_options;
+  from_options.defines = {"H=<two.h>"};
+  auto option = scan("#include H\n", Dialect::kGcc, {dir(d.path())}, {}, from_options);
+  ASSERT_TRUE(option.is_ok());
+  EXPECT_EQ(locations(*option), (std::vector<std::string>{d / "two.h"}));
+  auto unknown = scan("#include H\n", Dialect::kGcc, {dir(d.path())}, {{"m.h", "m"}});
+  ASSERT_TRUE(unknown.is_ok());
+  EXPECT_TRUE(unknown->searched_everywhere);
+  EXPECT_EQ(unknown->headers.size(), 3u);  // one.h, two.h and the in-memory m.h
+}
+
+}  // namespace
+}  // namespace kcache

@@ -1,0 +1,145 @@
+#include "named_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <utility>
+
+#include "env/unique_fd.h"
+
+namespace kcache::tool {
+namespace {
+
+// "a FIFO", "a folder", ...: what a file that is not a regular one is.
+std::string kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a folder";
+  return "not a regular file";
+}
+
+std::string mib(std::uint64_t bytes) {
+  if (bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// <dir>/.<name>.kcache-tmp-<random>: hidden, beside `path` (so the rename
+// stays on one file system), and not guessable in advance.
+std::string temp_name_for(const std::string& path) {
+  static std::mt19937_64 random{std::random_device{}()};
+  const std::filesystem::path target(path);
+  const std::filesystem::path dir = target.parent_path();
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
+  const std::string name = "." + target.filename().string() + ".kcache-tmp-" + suffix;
+  return dir.empty() ? name : (dir / name).string();
+}
+
+Status write_all(int fd, std::span<const std::uint8_t> bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::io_error(errno_text(errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::string> read_input_file(const std::string& path, const std::string& what,
+                                    std::uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then
+  // refuses it. Links are followed: the path is the user's own.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) return Status::io_error("cannot read " + what + ": " + errno_text(errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) {
+    return Status::io_error("cannot read " + what + ": " + errno_text(errno));
+  }
+  if (S_ISDIR(st.st_mode)) return Status::io_error("cannot read " + what + ": it is a directory");
+  if (!S_ISREG(st.st_mode)) {
+    return Status::io_error("cannot read " + what + ": it is " + kind_of(st.st_mode) +
+                            ", and kcache reads only regular files");
+  }
+  const auto too_large = [&] {
+    return Status::io_error("cannot read " + what + ": it is larger than " + mib(max_bytes) +
+                            ", the limit for a source or header file");
+  };
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return too_large();
+  std::string text;
+  text.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::io_error("cannot read " + what + ": " + errno_text(errno));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > max_bytes) return too_large();  // it grew while being read
+  }
+  return text;
+}
+
+Status check_output_path(const std::string& path, const std::string& what) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    // Not there (the usual case), or not reachable: the write says why.
+    return Status::ok();
+  }
+  if (S_ISREG(st.st_mode)) return Status::ok();
+  if (S_ISLNK(st.st_mode)) {
+    return Status::io_error(
+        what + " is a symbolic link; kcache does not write through links (name the file itself)");
+  }
+  return Status::io_error(what + " is " + kind_of(st.st_mode) +
+                          "; kcache writes only regular files and does not replace "
+                          "anything else");
+}
+
+Status write_output_file(const std::string& path, const std::string& what,
+                         std::span<const std::uint8_t> bytes) {
+  if (Status s = check_output_path(path, what); !s.is_ok()) return s;
+  std::string temp;
+  int raw = -1;
+  for (int attempt = 0; attempt < 100 && raw < 0; ++attempt) {
+    temp = temp_name_for(path);
+    // O_EXCL: a file, or a link planted at the name, is never reused.
+    raw = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (raw < 0 && errno != EEXIST) break;
+  }
+  if (raw < 0) return Status::io_error("cannot write " + what + ": " + errno_text(errno));
+  UniqueFd fd(raw);
+  // Not synced, as a compiler's own output is not: the rename makes it
+  // whole or absent, and the cache (which is synced) still holds it. A
+  // sync here would cost a hit a few milliseconds.
+  Status s = write_all(fd.get(), bytes);
+  if (s.is_ok() && ::close(fd.release()) != 0) s = Status::io_error(errno_text(errno));
+  if (s.is_ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    s = Status::io_error(errno_text(errno));
+  }
+  if (!s.is_ok()) {
+    (void)::unlink(temp.c_str());
+    return Status::io_error("cannot write " + what + ": " + s.message());
+  }
+  return Status::ok();
+}
+
+}  // namespace kcache::tool

@@ -1,0 +1,43 @@
+// The files a user names on the command line: read with a bound, written
+// without ever replacing (or writing through) what is not a regular file.
+//
+// Inputs (--source, each --header) must be regular files (a link to one is
+// fine: it is the user's own path) of at most kMaxInputFileBytes; a FIFO,
+// device or socket is refused before it is read, so /dev/zero or a FIFO
+// with no writer cannot hang the tool or fill its memory.
+//
+// Outputs (compile --output, export -o) are written to a new temporary
+// file beside them (O_CREAT | O_EXCL | O_NOFOLLOW, a random name), then
+// renamed over the path (export's package is also synced). A path that exists and is not a regular
+// file (a symbolic link, FIFO, device, socket, folder) is refused: kcache
+// neither replaces it nor writes through it.
+#pragma once
+
+#include <kcache/status.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace kcache::tool {
+
+// The largest --source or --header file: 64 MiB.
+inline constexpr std::uint64_t kMaxInputFileBytes = 64ull << 20;
+
+// The content of the regular file at `path`. `what` names it in messages
+// ("--source k.cl"); a message reads "cannot read <what>: <why>".
+Result<std::string> read_input_file(const std::string& path, const std::string& what,
+                                    std::uint64_t max_bytes = kMaxInputFileBytes);
+
+// Ok when `path` may be written: it does not exist, or it is a regular file
+// (lstat, so a link is refused even when it points at one). `what` names it
+// in the message ("--output out.bin").
+Status check_output_path(const std::string& path, const std::string& what);
+
+// Writes `bytes` to `path` (check_output_path first, then a temporary file,
+// rename; not synced, as a compiler's own output is not). On failure `path` is unchanged and no
+// temporary is left.
+Status write_output_file(const std::string& path, const std::string& what,
+                         std::span<const std::uint8_t> bytes);
+
+}  // namespace kcache::tool
