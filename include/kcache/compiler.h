@@ -8,11 +8,13 @@
 //
 // Backends:
 //   "opencl"   any OpenCL platform through the ICD loader (libOpenCL.so.1).
-//              The identity holds the platform, device and driver versions.
+//              The identity holds the platform, device and driver versions
+//              and the build of every library the OpenCL stack loaded.
 //   "nvrtc"    CUDA C++ through NVRTC (libnvrtc, found through
 //              KCACHE_NVRTC_LIBRARY, the loader path, CUDA_HOME or
 //              /usr/local/cuda). Target sm_NN gives CUBIN, compute_NN PTX.
-//              The identity holds the NVRTC version.
+//              The identity holds the NVRTC version and the build of
+//              libnvrtc, its builtins and the toolkit's include folders.
 //   "hip"      HIP C++ through hipRTC (ROCm 5's libamdhip64, see
 //              CompilerConfig::hip_library), for targets such as gfx906,
 //              gfx90a:sramecc+:xnack- or gfx1030; no AMD GPU is needed.
@@ -25,10 +27,12 @@
 //              target the installed comgr does not list (gfx1100 on ROCm 5.2)
 //              with kUnavailable, and a malformed or foreign one, or a feature
 //              the arch does not take, with kInvalidArgument. The identity
-//              holds the hipRTC and comgr versions and their files' sizes.
+//              holds the hipRTC and comgr versions and the build of their files.
 //   "command"  an external compiler command line with {in} and {out}
-//              placeholders; identified by `compiler_id` or by the hash of
-//              the output of `<program> --version`.
+//              placeholders; identified by `compiler_id`, or by its build:
+//              the program (and each file the command line names), stamped,
+//              as ccache's compiler_check=mtime. gcc, clang, hipcc and nvcc
+//              are asked what they read (-MD -MF, checked on every hit).
 #pragma once
 
 #include <kcache/export.h>
@@ -145,8 +149,9 @@ struct KCACHE_EXPORT CompilerConfig {
   // command: the command line, e.g. "clang -c -x cl {in} -o {out}". {in} is
   // replaced by a file holding the source, {out} by the file to read back.
   std::string command{};
-  // command: a fixed identity; when empty, `<program> --version` is run once
-  // and its output hashed.
+  // command: a fixed identity; when empty, the program found in PATH (past
+  // wrappers such as ccache or env) and every file the command line names
+  // are stamped (path, size, mtime, ctime, inode): nothing is run.
   std::string compiler_id{};
   // command: the file name {in} gets (compilers pick the language from its
   // extension); "kernel.src" when empty. Part of the identity.
@@ -186,7 +191,6 @@ struct KCACHE_EXPORT CompilerConfig {
   // command, or kcache-hip-worker) may take; 0 = no limit. At the deadline
   // the child and the processes it started are killed (SIGKILL) and the
   // compile gives kTimeout, which is not remembered as a compile error. The
-  // command backend's `<program> --version` probe gets min(timeout, 60 s).
   // nvrtc and opencl compile inside the calling process and have no limit.
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
 };

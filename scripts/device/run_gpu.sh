@@ -24,12 +24,16 @@ step() { echo; echo "=== $* ==="; }
 
   step "GPU tests (the CUDA loader, NVRTC)"
   kc "$b/tests/kcache_cuda_tests" || status=1
-  kc "$b/tests/kcache_compiler_tests" --gtest_filter='Nvrtc*' || status=1
+  kc "$b/tests/kcache_compiler_tests" --gtest_filter='Nvrtc*:CompilerIdentity*:*/nvrtc_*' || status=1
 
   if [ -x "$b/examples/cuda/kcache_cuda_demo" ]; then
     step "CUDA demo: cold, then warm"
     KCACHE_CUDA_DEMO=$b/examples/cuda/kcache_cuda_demo kc bash examples/cuda/run_cuda_demo.sh || status=1
   fi
+
+  step "process ready with NVRTC (open, compiler, first hit), and hits with includes"
+  kc "$b/bench/process_ready" --processes=30 | tee "$out/process_ready.md" || status=1
+  kc "$b/bench/include_hit" --rounds=4000 | tee "$out/include_hit.md" || status=1
 
   step "kernel-ready benchmark"
   python3 bench/cuda/run_load_bench.py --bench "$b/bench/cuda_load_bench" --lib-path "$libs" \

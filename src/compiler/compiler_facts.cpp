@@ -1,5 +1,8 @@
 #include "compiler/compiler_facts.h"
 
+#include <algorithm>
+#include <filesystem>
+
 #include "format/hash.h"
 
 namespace kcache {
@@ -19,6 +22,21 @@ std::string stamp_text(const std::string& path, const Env& env) {
   return std::to_string(stamp->size) + " " + std::to_string(stamp->modified_ns) + " " +
          std::to_string(stamp->changed_ns) + " " + std::to_string(stamp->id.device) + ":" +
          std::to_string(stamp->id.inode);
+}
+
+std::string build_fingerprint(const std::vector<std::string>& files, const Env& env) {
+  std::string text;
+  std::vector<std::string> seen;
+  for (const auto& file : files) {
+    std::error_code error;
+    const auto canonical = std::filesystem::canonical(file, error);
+    const std::string path = error ? file : canonical.string();
+    if (std::find(seen.begin(), seen.end(), path) != seen.end()) continue;
+    seen.push_back(path);
+    const std::string stamp = stamp_text(path, env);
+    text += path + " " + (stamp.empty() ? std::string("missing") : stamp) + "\n";
+  }
+  return sha256_field(text);
 }
 
 std::optional<std::string> fact(const CompilerFacts& facts, std::string_view name) {

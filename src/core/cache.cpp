@@ -228,18 +228,27 @@ class Cache::Impl final : public TierEvents {
       flights_.finish(key, flight, *failed);
       return *failed;
     }
+    // What the key was derived from, as it is just before the compile
+    // (stamps included: a header edited and edited back while it compiles
+    // keeps its digest, not its stamp).
+    KeyedFiles before;
+    const bool reads_disk = reads_files_on_disk(keyed);
+    if (reads_disk) {
+      auto now = build_key_text(request, compiler, target, env_, &memo_, &before);
+      if (!now || now->key() != key) before.probes.push_back({"(the key moved)", std::nullopt});
+    }
     auto compiled = compile(request, compiler, target, &keyed);
     if (!compiled) {
-      std::vector<FileId> ignored;
+      KeyedFiles ignored;
       if (compiled.status().code() == StatusCode::kCompileError &&
-          !inputs_changed(request, compiler, target, key, keyed, ignored)) {
+          !inputs_changed(request, compiler, target, key, keyed, before, ignored)) {
         remember_failure(names.exact, keyed.material, compiled.status());
       }
       flights_.finish(key, flight, compiled.status());
       return compiled.status();
     }
-    std::vector<FileId> rechecked;
-    if (inputs_changed(request, compiler, target, key, keyed, rechecked)) {
+    KeyedFiles rechecked;
+    if (reads_disk && inputs_changed(request, compiler, target, key, keyed, before, rechecked)) {
       // A header changed while the kernel compiled: the binary may be of
       // either version, so it is not kept under either key.
       ++stats_.uncacheable;
@@ -250,8 +259,8 @@ class Cache::Impl final : public TierEvents {
       return std::move(compiled->kernel);
     }
     if (compiled->unstorable.empty() && !compiled->files_read.empty()) {
-      auto manifest =
-          read_manifest(compiled->files_read, compiled->started_ns, rechecked, env_, memo_.digests);
+      auto manifest = read_manifest(compiled->files_read, compiled->started_ns, rechecked.files,
+                                    env_, memo_.digests);
       if (manifest) {
         Fields& metadata = compiled->entry.metadata;
         metadata.insert(metadata.end(), manifest->begin(), manifest->end());
@@ -615,16 +624,33 @@ class Cache::Impl final : public TierEvents {
   // Whether the files the key was derived from changed since (a header
   // edited while its kernel compiled): the key is derived again, the
   // headers read anew where their stamps moved.
-  // `rechecked` receives the files on disk the key holds.
-  bool inputs_changed(const KernelRequest& request, const Compiler& compiler, const Target& target,
-                      const CacheKey& key, const Keyed& keyed, std::vector<FileId>& rechecked) {
+  // Whether the key holds files on disk (headers found there).
+  static bool reads_files_on_disk(const Keyed& keyed) {
     const std::string_view material = keyed.material.view();
-    if (material.find("\nheader ") == std::string_view::npos &&
-        material.find("\nheaders.scan ") == std::string_view::npos) {
-      return false;  // no header on disk: nothing to change
-    }
+    return material.find("\nheader ") != std::string_view::npos ||
+           material.find("\nheaders.scan ") != std::string_view::npos;
+  }
+
+  // Whether what the key was derived from changed since `before` was taken
+  // (a header edited while its kernel compiled): the key is derived again
+  // (headers whose stamp moved are read anew), and every probe must find
+  // the same stamp. `rechecked` receives what the new derivation read.
+  bool inputs_changed(const KernelRequest& request, const Compiler& compiler, const Target& target,
+                      const CacheKey& key, const Keyed& keyed, const KeyedFiles& before,
+                      KeyedFiles& rechecked) {
+    if (!reads_files_on_disk(keyed)) return false;
     auto again = build_key_text(request, compiler, target, env_, &memo_, &rechecked);
-    return !again || again->key() != key;
+    if (!again || again->key() != key) return true;
+    if (rechecked.probes.size() != before.probes.size()) return true;
+    for (std::size_t i = 0; i < before.probes.size(); ++i) {
+      const ScanProbe& a = before.probes[i];
+      const ScanProbe& b = rechecked.probes[i];
+      if (a.path != b.path || a.stamp.has_value() != b.stamp.has_value() ||
+          (a.stamp && !(*a.stamp == *b.stamp))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // Compiles without keeping the result anywhere.

@@ -90,6 +90,7 @@ std::string serialized(const SearchInputs& search, const ScanSettings& settings,
   }
   put(search.no_source_include ? "1" : "0");
   put(settings.unfound_is_compilers ? "1" : "0");
+  put(settings.everywhere_is_enough ? "1" : "0");
   put_number(request.headers.size());
   for (const auto& header : request.headers) {
     put(header.name);
@@ -135,7 +136,7 @@ KeyText key_text(const KernelRequest& request, const CompilerIdentity& compiler,
 
 Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
                                const CompilerInputs& inputs, const Target& target, const Env& env,
-                               KeyMemo* memo, std::vector<FileId>* keyed_files) {
+                               KeyMemo* memo, KeyedFiles* keyed_files) {
   if (request.source.empty()) return Status::invalid_argument("the request has no source");
   if (target.arch.empty()) return Status::invalid_argument("the request has no target arch");
   const Dialect dialect = parse_dialect(inputs.dialect);
@@ -143,6 +144,11 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   auto options = parse_options(request.options, dialect, inputs.harmless_options);
   if (!options) return options.status();
   if (!options->unkeyable.empty()) return Status::not_supported(options->unkeyable);
+  if (inputs.one_option_string && !join_options(request.include_dirs)) {
+    return Status::not_supported(
+        "an include folder holds a space, a quote or a backslash, which an OpenCL option string "
+        "cannot carry");
+  }
   if (inputs.one_option_string && !join_options(options->tokens)) {
     return Status::not_supported(
         "an option holds a space, a quote or a backslash, which OpenCL platforms split each "
@@ -183,13 +189,14 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   collect_defines(*options, settings.defines);
   collect_defines(*trailing, settings.defines);
   settings.unfound_is_compilers = inputs.owns_unfound_headers;
+  settings.everywhere_is_enough = dialect == Dialect::kGcc || dialect == Dialect::kNvcc;
   settings.digests = memo != nullptr ? &memo->digests : nullptr;
 
   std::string scan_inputs;
   if (memo != nullptr) {
     scan_inputs = serialized(search, settings, request);
     if (auto known = memo->scans.find(scan_inputs, env)) {
-      if (keyed_files != nullptr) *keyed_files = known->files;
+      if (keyed_files != nullptr) *keyed_files = {known->files, known->probes};
       return key_text(request, compiler, inputs, target, *options, *known);
     }
   }
@@ -197,7 +204,7 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   auto scan = scan_includes(request.source, request.headers, model, env, settings);
   if (!scan) return scan.status();
   if (!scan->unkeyable.empty()) return Status::not_supported(scan->unkeyable);
-  if (keyed_files != nullptr) *keyed_files = scan->files;
+  if (keyed_files != nullptr) *keyed_files = {scan->files, scan->probes};
   KeyText text = key_text(request, compiler, inputs, target, *options, *scan);
   if (memo != nullptr) memo->scans.keep(std::move(scan_inputs), std::move(*scan));
   return text;
@@ -205,7 +212,7 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
 
 Result<KeyText> build_key_text(const KernelRequest& request, const Compiler& compiler,
                                const Target& target, const Env& env, KeyMemo* memo,
-                               std::vector<FileId>* keyed_files) {
+                               KeyedFiles* keyed_files) {
   return build_key_text(request, compiler.identity(), compiler.inputs(), target, env, memo,
                         keyed_files);
 }

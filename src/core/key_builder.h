@@ -41,14 +41,20 @@ struct KeyMemo {
   ScanMemo scans;
 };
 
-// `keyed_files` (may be null) receives the files on disk whose content
-// went into the key.
+// What a key was derived from on disk: the files whose content it holds,
+// and every look the scan took (its probes, with the stamps they found).
+struct KeyedFiles {
+  std::vector<FileId> files;
+  std::vector<ScanProbe> probes;
+};
+
+// `keyed_files` (may be null) receives what the key was derived from.
 Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
                                const CompilerInputs& inputs, const Target& target, const Env& env,
-                               KeyMemo* memo = nullptr, std::vector<FileId>* keyed_files = nullptr);
+                               KeyMemo* memo = nullptr, KeyedFiles* keyed_files = nullptr);
 Result<KeyText> build_key_text(const KernelRequest& request, const Compiler& compiler,
                                const Target& target, const Env& env, KeyMemo* memo = nullptr,
-                               std::vector<FileId>* keyed_files = nullptr);
+                               KeyedFiles* keyed_files = nullptr);
 
 // The same, as fields.
 Result<KeyMaterial> build_key_material(const KernelRequest& request,

@@ -3,8 +3,8 @@
 #include <string.h>  // memmem
 
 #include <algorithm>
-#include <functional>
 #include <set>
+#include <tuple>
 
 namespace kcache {
 namespace {
@@ -47,7 +47,10 @@ bool has_dangerous_trigraph(std::string_view text) {
 // A cursor over spliced text, for the phase-3 lexing of one file.
 class Lexer {
  public:
-  explicit Lexer(std::string_view text) : text_(text) {}
+  // `raw_strings`: read R"delim(...)delim" as one literal (C++); a
+  // language without them reads R then a string.
+  explicit Lexer(std::string_view text, bool raw_strings = true)
+      : text_(text), raw_strings_(raw_strings) {}
 
   SourceDirectives run() {
     bool line_start = true;
@@ -112,10 +115,17 @@ class Lexer {
     return text_.substr(start, pos_ - start);
   }
 
-  // The rest of the line, comments removed, trimmed; pos_ stays at the newline.
+  // The rest of the line, comments removed, literals kept whole (a "/*" in
+  // one opens no comment), trimmed; pos_ stays at the newline.
   std::string rest_of_line() {
     std::string out;
     while (pos_ < text_.size() && text_[pos_] != '\n') {
+      if (text_[pos_] == '"' || text_[pos_] == '\'') {
+        const std::size_t start = pos_;
+        skip_literal();
+        out.append(text_.substr(start, pos_ - start));
+        continue;
+      }
       if (skip_comment()) {
         out.push_back(' ');
         continue;
@@ -156,10 +166,21 @@ class Lexer {
       skip_blanks();
       const std::string macro(read_identifier());
       if (macro.empty()) return;
-      if (pos_ < text_.size() && text_[pos_] == '(') {
+      const bool function_like = pos_ < text_.size() && text_[pos_] == '(';
+      std::string body = rest_of_line();
+      // A body may test for a header (#define HAS __has_include("x.h")),
+      // used later in an #if: what it names is looked for as any test is.
+      if (body.find("__has_") != std::string::npos) {
+        for (auto& include : Lexer(body, raw_strings_).run().includes) {
+          if (include.kind == IncludeDirective::Kind::kHasInclude) {
+            found_.includes.push_back(std::move(include));
+          }
+        }
+      }
+      if (function_like) {
         found_.function_macros.push_back(macro);
       } else {
-        found_.defines.push_back({macro, rest_of_line()});
+        found_.defines.push_back({macro, std::move(body)});
       }
     }
     // Anything else: the rest of the line is lexed as code (an #if may
@@ -169,7 +190,7 @@ class Lexer {
   // An identifier, or the prefix of a raw string literal, or __has_include.
   void identifier() {
     const std::string_view word = read_identifier();
-    if (pos_ < text_.size() && text_[pos_] == '"' &&
+    if (raw_strings_ && pos_ < text_.size() && text_[pos_] == '"' &&
         (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR") &&
         skip_raw_string()) {
       return;
@@ -222,49 +243,99 @@ class Lexer {
   }
 
   std::string_view text_;
+  const bool raw_strings_;
   std::size_t pos_ = 0;
   SourceDirectives found_;
 };
 
-// The second opinion: every `#include "x"` / `#include <x>` that starts a
-// physical line (after blanks), read without any lexing.
-void add_literal_lines(std::string_view text, SourceDirectives& found) {
-  std::set<std::pair<bool, std::string>> known;
+// The second opinion: every line (of the spliced text) whose first token,
+// past blanks and comments that end on the line, is '#' or "%:" and whose
+// directive is include, import, embed or include_next, read without any
+// lexing of what came before: a literal or comment the lexer got wrong
+// cannot hide it. Computed ones are added too (their expression as the
+// line has it).
+void add_line_directives(std::string_view text, SourceDirectives& found) {
+  std::set<std::tuple<int, bool, std::string>> known;
   for (const auto& include : found.includes) {
-    if (!include.computed()) known.insert({include.quoted, include.name});
+    known.insert({static_cast<int>(include.kind), include.quoted,
+                  include.computed() ? "?" + include.expression : include.name});
   }
-  if (::memmem(text.data(), text.size(), "include", 7) == nullptr) return;
+  auto skip = [](std::string_view& line) {
+    while (true) {
+      while (!line.empty() && is_blank(line.front())) line.remove_prefix(1);
+      if (!line.starts_with("/*")) return;
+      const std::size_t close = line.find("*/", 2);
+      if (close == std::string_view::npos) return;
+      line.remove_prefix(close + 2);
+    }
+  };
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
-    while (!line.empty() && is_blank(line.front())) line.remove_prefix(1);
-    if (line.empty() || line.front() != '#') continue;
-    line.remove_prefix(1);
-    while (!line.empty() && is_blank(line.front())) line.remove_prefix(1);
+    skip(line);
+    if (line.starts_with('#')) {
+      line.remove_prefix(1);
+    } else if (line.starts_with("%:")) {
+      line.remove_prefix(2);
+    } else {
+      continue;
+    }
+    skip(line);
     for (std::string_view word : {"include_next", "include", "import", "embed"}) {
-      if (!line.starts_with(word)) continue;
+      if (!line.starts_with(word) || (line.size() > word.size() && is_ident(line[word.size()]))) {
+        continue;
+      }
       std::string_view rest = line.substr(word.size());
-      while (!rest.empty() && is_blank(rest.front())) rest.remove_prefix(1);
-      if (rest.empty() || (rest.front() != '"' && rest.front() != '<')) break;
-      const char close = rest.front() == '"' ? '"' : '>';
-      const std::size_t stop = rest.find(close, 1);
-      if (stop == std::string_view::npos || stop == 1) break;
+      skip(rest);
       IncludeDirective include;
       include.kind = word == "embed"          ? IncludeDirective::Kind::kEmbed
                      : word == "include_next" ? IncludeDirective::Kind::kIncludeNext
                                               : IncludeDirective::Kind::kInclude;
-      include.quoted = close == '"';
       include.next = word == "include_next";
-      include.name = std::string(rest.substr(1, stop - 1));
-      if (known.insert({include.quoted, include.name}).second) {
+      const char close = rest.starts_with('"') ? '"' : rest.starts_with('<') ? '>' : '\0';
+      const std::size_t stop = close != '\0' ? rest.find(close, 1) : std::string_view::npos;
+      if (stop != std::string_view::npos && stop > 1) {
+        include.quoted = close == '"';
+        include.name = std::string(rest.substr(1, stop - 1));
+      } else {
+        const std::size_t comment = std::min(rest.find("//"), rest.find("/*"));
+        std::string_view expression = rest.substr(0, comment);
+        while (!expression.empty() && is_blank(expression.back())) expression.remove_suffix(1);
+        if (expression.empty()) break;
+        include.expression = std::string(expression);
+      }
+      if (known
+              .insert({static_cast<int>(include.kind), include.quoted,
+                       include.computed() ? "?" + include.expression : include.name})
+              .second) {
         found.includes.push_back(std::move(include));
       }
       break;
     }
   }
+}
+
+// Adds what `more` found that `found` did not (a superset of both).
+void merge(SourceDirectives& found, SourceDirectives more) {
+  std::set<std::tuple<int, bool, std::string>> known;
+  for (const auto& include : found.includes) {
+    known.insert({static_cast<int>(include.kind), include.quoted,
+                  include.computed() ? "?" + include.expression : include.name});
+  }
+  for (auto& include : more.includes) {
+    if (known
+            .insert({static_cast<int>(include.kind), include.quoted,
+                     include.computed() ? "?" + include.expression : include.name})
+            .second) {
+      found.includes.push_back(std::move(include));
+    }
+  }
+  for (auto& define : more.defines) found.defines.push_back(std::move(define));
+  for (auto& name : more.function_macros) found.function_macros.push_back(std::move(name));
+  found.uncertain = found.uncertain || more.uncertain;
 }
 
 }  // namespace
@@ -281,26 +352,58 @@ bool contains_pair(std::string_view text, const char pair[2]) {
   return false;
 }
 
-bool may_read_files(std::string_view text) {
-  // A directive starts with '#', "%:" or the trigraph "??=" (this runs on
-  // every request: memchr first, the words only where a '#' is).
-  const bool hash = ::memchr(text.data(), '#', text.size()) != nullptr;
-  if (!hash && !contains_pair(text, "%:") && !contains_pair(text, "??")) return false;
-  // A splice can cut a word in two.
-  if (::memchr(text.data(), '\\', text.size()) != nullptr) return true;
-  for (std::string_view word : {"include", "import", "embed"}) {
-    const auto found = std::search(text.begin(), text.end(),
-                                   std::boyer_moore_horspool_searcher(word.begin(), word.end()));
-    if (found != text.end()) return true;
+// Whether the directive that starts right after `at` (past its '#' or
+// "%:") may read a file: include, import, embed, include_next, or an #if,
+// #elif or #define whose line mentions __has_ (__has_include, __has_embed).
+// Anything it cannot tell at a glance (a comment, a splice) counts.
+bool directive_may_read(std::string_view text, std::size_t at) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+  if (at < text.size() && (text[at] == '/' || text[at] == '\\')) return true;
+  std::size_t end = at;
+  while (end < text.size() && is_ident(text[end])) ++end;
+  if (end < text.size() && text[end] == '\\') return true;  // a splice inside the name
+  const std::string_view word = text.substr(at, end - at);
+  if (word == "include" || word == "import" || word == "embed" || word == "include_next") {
+    return true;
   }
-  return contains_pair(text, "??");
+  if (word == "if" || word == "elif" || word == "define") {
+    std::size_t line_end = text.find('\n', end);
+    if (line_end == std::string_view::npos) line_end = text.size();
+    const std::string_view line = text.substr(end, line_end - end);
+    return line.find("__has_") != std::string_view::npos ||
+           line.find('\\') != std::string_view::npos;  // continued: look at it all
+  }
+  return false;
+}
+
+bool may_read_files(std::string_view text) {
+  // This runs on every request: memchr for each way a directive can
+  // start ('#', "%:", the trigraph "??="), then a glance at its name.
+  if (contains_pair(text, "??")) return true;
+  for (const char start : {'#', '%'}) {
+    const char* at = text.data();
+    const char* end = text.data() + text.size();
+    while ((at = static_cast<const char*>(
+                ::memchr(at, start, static_cast<std::size_t>(end - at)))) != nullptr) {
+      ++at;
+      if (start == '%') {
+        if (at == end || *at != ':') continue;
+        ++at;
+      }
+      if (directive_may_read(text, static_cast<std::size_t>(at - text.data()))) return true;
+    }
+  }
+  return false;
 }
 
 SourceDirectives find_directives(std::string_view text) {
   const std::string spliced = remove_splices(text);
   SourceDirectives found = Lexer(spliced).run();
-  found.uncertain = has_dangerous_trigraph(text);
-  add_literal_lines(text, found);
+  // R"( is a raw string in C++ only: lexed both ways when it occurs, so
+  // neither reading can hide a directive.
+  if (spliced.find("R\"") != std::string::npos) merge(found, Lexer(spliced, false).run());
+  found.uncertain = found.uncertain || has_dangerous_trigraph(text);
+  add_line_directives(spliced, found);
   return found;
 }
 

@@ -84,6 +84,12 @@ class Scanner {
       if (!result_.unkeyable.empty()) return std::move(result_);
     }
     if (everywhere_) {
+      if (!settings_.everywhere_is_enough) {
+        result_.unkeyable =
+            "an #include through a macro kcache cannot expand (it may name any file), or a file "
+            "with trigraphs";
+        return std::move(result_);
+      }
       if (Status s = key_everything(); !s.is_ok()) return s;
       result_.searched_everywhere = true;
     }
@@ -152,6 +158,13 @@ class Scanner {
       }
     } else {
       const std::string joined = normal_relative(place.dir.empty() ? name : place.dir + "/" + name);
+      if (joined.starts_with("../") || joined == "..") {
+        // Out of the folder the headers are written to, into one of
+        // kcache's own (a temporary folder): nothing kcache can key.
+        result_.unkeyable = "include \"" + name + "\" climbs out of the folder kcache writes the " +
+                            "in-memory headers to";
+        return true;
+      }
       for (const auto& h : memory_) {
         if (normal_relative(h.name) == joined) header = &h;
       }

@@ -66,6 +66,11 @@ struct ScanSettings {
   // built-in headers, covered by its identity). When false, such a header
   // makes the request unkeyable.
   bool unfound_is_compilers = true;
+  // Whether keying everything the search can reach is enough for an
+  // include kcache cannot settle (a macro it cannot expand may name any
+  // file, an absolute one too): only where the compiler also lists what it
+  // read (depend mode). Otherwise such a request is unkeyable.
+  bool everywhere_is_enough = false;
   // Memoized digests of files on disk (may be null).
   FileDigests* digests = nullptr;
   std::size_t max_headers = 10000;

@@ -10,6 +10,7 @@
 #include "inputs/option_rules.h"
 
 #include <algorithm>
+#include <array>
 
 namespace kcache {
 namespace {
@@ -99,8 +100,15 @@ void add_gcc(std::vector<OptionRule>& rules) {
         "-fdebug-compilation-dir=", "-ffile-compilation-dir=", "-fcoverage-prefix-map="}) {
     rules.push_back({name, R::kHarmless, kJoined, kJoined});
   }
+  // Dependency output: harmless beside kcache's own -MD -MF, except those
+  // that leave system headers out of the list depend mode checks (-MMD,
+  // -MM) or print it instead of compiling (-M).
+  for (std::string_view name : {"-MD", "-MP", "-MG"}) rules.push_back({name, R::kHarmless});
+  for (std::string_view name : {"-M", "-MM", "-MMD"}) {
+    rules.push_back({name, R::kUnkeyable, kNoValue, kJoined});
+  }
   // Families: warnings, code generation, machine, optimisation, debug, standards.
-  for (std::string_view name : {"-W", "-f", "-m", "-O", "-g", "-std=", "--std=", "-M", "-d"}) {
+  for (std::string_view name : {"-W", "-f", "-m", "-O", "-g", "-std=", "--std=", "-d"}) {
     rules.push_back({name, R::kHarmless, kNoValue, kJoined, true});
   }
 }
@@ -207,7 +215,11 @@ void add_nvcc(std::vector<OptionRule>& rules) {
         "--dependency-target-name", "-t", "--threads", "-x", "--x"}) {
     rules.push_back({name, R::kHarmless, kSeparate | kEquals, kSeparate});
   }
-  for (std::string_view name : {"-W", "-O", "-g", "-M", "--std="}) {
+  for (std::string_view name : {"-MD", "-MP"}) rules.push_back({name, R::kHarmless});
+  for (std::string_view name : {"-M", "-MM", "-MMD"}) {
+    rules.push_back({name, R::kUnkeyable, kNoValue, kJoined});
+  }
+  for (std::string_view name : {"-W", "-O", "-g", "--std="}) {
     rules.push_back({name, R::kHarmless, kNoValue, kJoined, true});
   }
 }
@@ -270,6 +282,20 @@ Dialect parse_dialect(std::string_view name) {
     if (dialect_name(d) == name) return d;
   }
   return Dialect::kGeneric;
+}
+
+const std::vector<const OptionRule*>& option_rules(Dialect dialect, char c) {
+  using Buckets = std::array<std::vector<const OptionRule*>, 256>;
+  static const std::array<Buckets, 6> buckets = [] {
+    std::array<Buckets, 6> all;
+    for (int d = 0; d < 6; ++d) {
+      for (const OptionRule& rule : option_rules(static_cast<Dialect>(d))) {
+        all[d][static_cast<unsigned char>(rule.name[1])].push_back(&rule);
+      }
+    }
+    return all;
+  }();
+  return buckets[static_cast<int>(dialect)][static_cast<unsigned char>(c)];
 }
 
 const std::vector<OptionRule>& option_rules(Dialect dialect) {

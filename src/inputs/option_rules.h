@@ -66,4 +66,9 @@ struct OptionRule {
 // before -include).
 const std::vector<OptionRule>& option_rules(Dialect dialect);
 
+// The same, only those whose name's second character is `c` (every name
+// starts with '-'): what a token "-c..." can match. This runs for every
+// option of every request.
+const std::vector<const OptionRule*>& option_rules(Dialect dialect, char c);
+
 }  // namespace kcache

@@ -1,6 +1,7 @@
 #include "inputs/options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -17,8 +18,10 @@ struct Match {
   bool family = false;      // matched a prefix family (-f..., -W...)
 };
 
-Match match(const std::vector<OptionRule>& rules, std::string_view token) {
-  for (const OptionRule& rule : rules) {
+Match match(Dialect dialect, std::string_view token) {
+  if (token.size() < 2 || token[0] != '-') return {};  // every option starts with '-'
+  for (const OptionRule* candidate : option_rules(dialect, token[1])) {
+    const OptionRule& rule = *candidate;
     const std::string_view name = rule.name;
     if (!token.starts_with(name)) continue;
     const std::string_view rest = token.substr(name.size());
@@ -151,12 +154,17 @@ Result<std::vector<std::string>> split_options(std::string_view options) {
 }
 
 std::string_view macro_name(std::string_view value) {
-  return value.substr(0, std::min(value.find('('), value.find('=')));
+  // The identifier: "-DA 1" (a shell-quoted space) is A, as gcc reads it.
+  std::size_t end = 0;
+  while (end < value.size() && (std::isalnum(static_cast<unsigned char>(value[end])) ||
+                                value[end] == '_' || value[end] == '$')) {
+    ++end;
+  }
+  return value.substr(0, end);
 }
 
 Result<ParsedOptions> parse_options(const std::vector<std::string>& tokens, Dialect dialect,
                                     const std::vector<std::string>& harmless) {
-  const std::vector<OptionRule>& rules = option_rules(dialect);
   ParsedOptions parsed;
   std::vector<std::string> macros;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
@@ -165,7 +173,7 @@ Result<ParsedOptions> parse_options(const std::vector<std::string>& tokens, Dial
       parsed.tokens.push_back(token);
       continue;
     }
-    Match found = match(rules, token);
+    Match found = match(dialect, token);
     if (found.rule == nullptr || found.family) {
       if (found.rule == nullptr && parsed.unkeyable.empty())
         parsed.unkeyable = unknown_reason(token);

@@ -152,6 +152,26 @@ TEST(CommandCompilerTest, IdentityIsTheCompilersFiles) {
   EXPECT_EQ((*fixed)->identity().version, "id:my-cc-7");
 }
 
+// `env NAME=value` on the command line is the compiler's environment:
+// CPATH there is modelled as if kcache had it (found by the review of
+// issue 10); env -u and -i take variables away.
+TEST(CommandCompilerTest, EnvWordsOnTheCommandLineAreTheCompilersEnvironment) {
+  auto with = make_compiler(command("env CPATH=/a:/b gcc -E -P -x c {in} -o {out}", ""));
+  ASSERT_TRUE(with.is_ok()) << with.status().to_string();
+  const CompilerInputs& inputs = (*with)->inputs();
+  EXPECT_EQ(inputs.dialect, "gcc");
+  EXPECT_NE(std::find(inputs.environment.begin(), inputs.environment.end(),
+                      std::pair<std::string, std::string>{"CPATH", "/a:/b"}),
+            inputs.environment.end());
+  EXPECT_NE(std::find(inputs.trailing_options.begin(), inputs.trailing_options.end(), "-I/a"),
+            inputs.trailing_options.end());
+  ::setenv("CPATH", "/from-kcache", 1);
+  auto unset = make_compiler(command("env -u CPATH gcc -E -P -x c {in} -o {out}", ""));
+  ::unsetenv("CPATH");
+  ASSERT_TRUE(unset.is_ok()) << unset.status().to_string();
+  for (const auto& [name, value] : (*unset)->inputs().environment) EXPECT_NE(name, "CPATH");
+}
+
 // Making a command compiler runs nothing (no --version probe): a compiler
 // that would hang when asked for its version costs nothing until used.
 TEST(CommandCompilerTest, MakingTheCompilerRunsNothing) {

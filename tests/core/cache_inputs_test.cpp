@@ -145,6 +145,44 @@ TEST_F(CacheInputsTest, AHeaderEditedWhileCompilingIsNotStored) {
   EXPECT_EQ(reader.compiles, 2);
 }
 
+// Edited and edited back while it compiles: the digest is as before, the
+// stamp is not; the binary (built from the edit) is not stored (found by
+// the review of issue 10).
+TEST_F(CacheInputsTest, AHeaderEditedAndEditedBackWhileCompilingIsNotStored) {
+  write_file(dir / "inc/h.h", "old");
+  // As if written long before (the edits below then move its mtime).
+  std::filesystem::last_write_time(
+      dir / "inc/h.h", std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  class EditsAndRestores final : public Compiler {
+   public:
+    explicit EditsAndRestores(std::string header) : header_(std::move(header)) {}
+    const CompilerIdentity& identity() const override { return identity_; }
+    Result<Target> resolve_target(const Target& t) const override { return t; }
+    Result<CompileOutput> compile(const KernelRequest&, const Target&) override {
+      ++compiles;
+      write_file(header_, "new");
+      CompileOutput output;
+      const std::string text = testing::read_file(header_);
+      output.binary.assign(text.begin(), text.end());
+      write_file(header_, "old");
+      return output;
+    }
+    int compiles = 0;
+
+   private:
+    std::string header_;
+    CompilerIdentity identity_{"fake", "edits-and-restores", "1"};
+  } compiler_that_edits(dir / "inc/h.h");
+  KernelRequest req = request("#include <h.h>\n");
+  req.include_dirs = {dir / "inc"};
+  auto cache = open();
+  auto first = cache->get_or_compile(req, compiler_that_edits);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_EQ(std::string(first->binary().begin(), first->binary().end()), "new");
+  EXPECT_EQ(cache->stats().uncacheable, 1u);
+  EXPECT_EQ(open()->get_or_compile(req, compiler_that_edits)->tier, TierKind::kCompiled);
+}
+
 TEST_F(CacheInputsTest, WhatCannotBeKeyedIsCompiledAndNeverCached) {
   CacheOptions options;
   options.log_level = LogLevel::kInfo;

@@ -30,7 +30,7 @@
 //  - 0-6 options, in any order: -I, -iquote, -isystem and -idirafter of a
 //    folder ("d", "./d" or absolute; joined or separate); -include and
 //    -imacros of a header on disk (its path from the working folder) or
-//    of a name n; -DHA="n" or -DHB=<n>; and 0-2
+//    of a name n; -D of HA or HB as "n" or <n>; and 0-2
 //    KernelRequest::include_dirs.
 // Names come only from these lists, and every write is checked to stay
 // inside the scratch folder.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace kcache {
 namespace {
 
@@ -50,6 +52,23 @@ TEST(DirectivesTest, LiteralsDoNotHideDirectives) {
   EXPECT_TRUE(has(find_directives("auto r = R\"x(/* \n )\" )x\";\n#include \"c.h\"\n"), "c.h"));
   EXPECT_TRUE(has(find_directives("#error don't\n#include \"d.h\"\n"), "d.h"));
   EXPECT_TRUE(has(find_directives("int n = 1'000;\n#include \"e.h\"\n"), "e.h"));
+}
+
+// What the review of issue 10 found: a "/*" in a #define's string opened a
+// comment that hid the next lines; a raw string read in C (which has
+// none) hid them too; a #define body that tests for a header was not read.
+TEST(DirectivesTest, DirectiveLinesAndRawStringsHideNothing) {
+  EXPECT_TRUE(has(find_directives("#define X \"/*\"\n%:include \"y.h\"\n// */\n"), "y.h"));
+  EXPECT_TRUE(has(find_directives("#define X '/*'\n#include \"y2.h\"\n// */\n"), "y2.h"));
+  EXPECT_TRUE(has(find_directives("char s[] = R\"(\";\n%:include \"c.h\"\n//)\";\n"), "c.h"));
+  auto tested = find_directives("#define HAS __has_include(\"opt.h\")\n#if HAS\n#endif\n");
+  EXPECT_TRUE(has(tested, "opt.h"));
+  // Lines the lexer might misread are read again alone: a directive after
+  // a comment, through a digraph, or through a macro.
+  auto lines = find_directives("/* x */ # /* y */ include \"l.h\"\n#include MACRO // z\n");
+  EXPECT_TRUE(has(lines, "l.h"));
+  EXPECT_TRUE(std::any_of(lines.includes.begin(), lines.includes.end(),
+                          [](const IncludeDirective& d) { return d.expression == "MACRO"; }));
 }
 
 // A commented-out include is still reported (the second opinion reads

@@ -45,6 +45,22 @@ TEST(ParseOptionsTest, KeepsOrderWhenAMacroRepeats) {
   EXPECT_NE(canonical({"-DF(x)=x", "-UF"}), canonical({"-UF", "-DF(x)=x"}));
 }
 
+// A macro's name is its identifier: "-DA 1" defines A, so it and -UA keep
+// their order (found by the review of issue 10).
+TEST(ParseOptionsTest, AMacroNameEndsWhereTheIdentifierDoes) {
+  EXPECT_NE(canonical({"-UA", "-DA 1"}), canonical({"-DA 1", "-UA"}));
+}
+
+// -M, -MM and -MMD change what depend mode is told (system headers left
+// out) or what is compiled: not keyed. -MD, -MF and friends are harmless.
+TEST(ParseOptionsTest, DependencyOptionsThatHideSystemHeadersAreUnkeyable) {
+  for (const char* options : {"-MMD", "-MM", "-M"}) {
+    EXPECT_FALSE(unkeyable(options, Dialect::kGcc).empty()) << options;
+    EXPECT_FALSE(unkeyable(options, Dialect::kNvcc).empty()) << options;
+  }
+  EXPECT_TRUE(unkeyable("-MD -MP -MF deps.d -MT x.o", Dialect::kGcc).empty());
+}
+
 TEST(ParseOptionsTest, LongMacroFormsAreMacros) {
   // --define-macro is -D: it is spelled so and ordered with the others.
   EXPECT_EQ(canonical({"--define-macro=A", "-UA"}, Dialect::kNvrtc), (Tokens{"-DA", "-UA"}));

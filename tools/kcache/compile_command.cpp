@@ -168,8 +168,10 @@ Runner add_compile_command(CLI::App& app) {
   cmd->add_option("--output", args->output, "Write the binary to this file");
   cmd->add_option("--command", args->command,
                   "command backend: compiler command line with {in} and {out}");
-  cmd->add_option("--compiler-id", args->compiler_id,
-                  "command backend: identity of the compiler (default: hash of --version output)");
+  cmd->add_option(
+      "--compiler-id", args->compiler_id,
+      "command backend: identity of the compiler (default: its executable's and the command "
+      "line's files, stamped)");
   cmd->add_option("--include-dir,-I", args->include_dirs, "Header search folder; repeatable");
   cmd->add_option("--header", args->headers, "In-memory header NAME=FILE; repeatable");
   cmd->add_option("--nvrtc-library", args->nvrtc_library,

@@ -15,6 +15,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "compiler/command/depfile.h"
 #include "compiler/command/output_file.h"
@@ -65,11 +68,48 @@ std::size_t compiler_index(const std::vector<std::string>& argv) {
     ++i;
     while (i + 1 < argv.size() &&
            (argv[i].find('=') != std::string::npos || argv[i].starts_with('-'))) {
+      if (argv[i] == "-u" || argv[i] == "--unset") ++i;  // env -u NAME
       ++i;
     }
   }
   return i;
 }
+
+// The environment the compiler runs with: kcache's own, as `env` words on
+// the command line change it (env -i, -u NAME, NAME=value).
+class CompilerEnvironment {
+ public:
+  CompilerEnvironment(const std::vector<std::string>& argv, std::size_t compiler) {
+    bool in_env = false;
+    for (std::size_t i = 0; i < compiler; ++i) {
+      const std::string& word = argv[i];
+      if (std::filesystem::path(word).filename() == "env") {
+        in_env = true;
+        continue;
+      }
+      if (!in_env) continue;
+      if (word == "-i" || word == "--ignore-environment" || word == "-") {
+        cleared_ = true;
+      } else if ((word == "-u" || word == "--unset") && i + 1 < compiler) {
+        values_[argv[++i]] = std::nullopt;
+      } else if (word.starts_with("--unset=")) {
+        values_[word.substr(8)] = std::nullopt;
+      } else if (const std::size_t eq = word.find('='); eq != std::string::npos && eq > 0) {
+        values_[word.substr(0, eq)] = word.substr(eq + 1);
+      }
+    }
+  }
+  [[nodiscard]] std::optional<std::string> get(const std::string& name) const {
+    if (auto it = values_.find(name); it != values_.end()) return it->second;
+    if (cleared_) return std::nullopt;
+    const char* value = std::getenv(name.c_str());
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  }
+
+ private:
+  bool cleared_ = false;
+  std::map<std::string, std::optional<std::string>> values_;
+};
 
 // The option syntax of the program a command runs, by its name: gcc,
 // clang, hipcc and their cross and versioned names (x86_64-linux-gnu-gcc-12,
@@ -203,9 +243,11 @@ CompilerInputs inputs_for(const std::vector<std::string>& argv, const CompilerCo
     }
     inputs.leading_options.push_back(argv[i]);
   }
+  const CompilerEnvironment environment(argv, compiler);
   for (std::string_view name : output_variables(dialect)) {
-    const char* value = std::getenv(std::string(name).c_str());
-    if (value == nullptr) continue;
+    const std::optional<std::string> found = environment.get(std::string(name));
+    if (!found) continue;
+    const std::string& value = *found;
     inputs.environment.emplace_back(std::string(name), value);
     if (name == "CPATH") {
       for (const auto& dir : split_path_list(value)) inputs.trailing_options.push_back("-I" + dir);
@@ -310,11 +352,17 @@ class CommandCompiler final : public Compiler {
       if (!listed) {
         result.not_cacheable = argv[0] + " did not list the files it read (-MD -MF " + deps + ")";
       } else {
-        const std::string prefix = temp->path() + "/";
+        // The source and the in-memory headers are in the request: those
+        // files alone are left out (temp/../x.h is a file of its own).
+        std::set<std::string> written{std::filesystem::path(input).lexically_normal().string()};
+        for (const auto& header : request.headers) {
+          written.insert((std::filesystem::path(temp->path()) / header.name).lexically_normal());
+        }
         for (auto& file : depfile_prerequisites(
                  {reinterpret_cast<const char*>(listed->data()), listed->size()})) {
-          // The source and the in-memory headers are in the request.
-          if (!file.starts_with(prefix)) result.files_read.push_back(std::move(file));
+          if (!written.contains(std::filesystem::path(file).lexically_normal().string())) {
+            result.files_read.push_back(std::move(file));
+          }
         }
       }
     }

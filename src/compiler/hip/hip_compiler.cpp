@@ -235,18 +235,14 @@ Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
   }
   // hiprtcVersion says "9.0" for all of ROCm 5.2 and more: the build is
   // the files, stamped (libamdhip64, comgr, and the worker that runs them).
-  auto stamped = [](const std::string& path) {
-    std::error_code error;
-    const auto canonical = std::filesystem::canonical(path, error);
-    const std::string file = error ? path : canonical.string();
-    return file + " " + stamp_text(file, Env::posix());
-  };
-  std::string version = "hiprtc " + runtime->hiprtc_version + "; " + stamped(runtime->library_path);
+  std::string version = "hiprtc " + runtime->hiprtc_version;
+  std::vector<std::string> files{runtime->library_path};
   if (!runtime->comgr_version.empty()) {
-    version += "; comgr " + runtime->comgr_version + "; " +
-               stamped(result.first("comgr_path").value_or(""));
+    version += "; comgr " + runtime->comgr_version;
+    files.push_back(result.first("comgr_path").value_or(""));
   }
-  version += "; worker " + stamped(worker);
+  files.push_back(worker);
+  version += "; build " + build_fingerprint(files, Env::posix());
   runtime->identity = {"hip", "hiprtc", std::move(version)};
   return std::shared_ptr<const HipRuntime>(runtime);
 }

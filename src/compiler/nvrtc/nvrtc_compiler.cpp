@@ -166,9 +166,10 @@ class NvrtcCompiler final : public Compiler {
  public:
   // `api` may be null: the library is then loaded by the first compile.
   NvrtcCompiler(std::shared_ptr<const NvrtcApi> api, std::string configured, NvrtcFacts facts,
-                CompilerInputs inputs)
+                CompilerInputs inputs, std::string record_path)
       : api_(std::move(api)),
         configured_(std::move(configured)),
+        record_path_(std::move(record_path)),
         identity_(std::move(facts.identity)),
         archs_(std::move(facts.archs)),
         library_path_(std::move(facts.library_path)),
@@ -305,8 +306,12 @@ class NvrtcCompiler final : public Compiler {
     const std::string path =
         std::filesystem::weakly_canonical((*loaded)->library->path(), error).string();
     if (path != library_path_) {
+      // The keys of this compiler name the other build: compiling with this
+      // one under them would store its binaries as the other's. The record
+      // goes; the next process learns the library anew.
+      if (!record_path_.empty()) (void)Env::posix().remove_file(record_path_);
       return Status::unavailable("libnvrtc resolves to " + path + " now, not to " + library_path_ +
-                                 " as when this compiler was made");
+                                 " as when this compiler was made; make the compiler again");
     }
     api_ = *loaded;
     return api_;
@@ -315,28 +320,41 @@ class NvrtcCompiler final : public Compiler {
   mutable std::mutex mutex_;
   mutable std::shared_ptr<const NvrtcApi> api_;  // guarded by mutex_
   const std::string configured_;
+  const std::string record_path_;  // the facts record it was made from, or empty
   CompilerIdentity identity_;
   std::vector<int> archs_;
   const std::string library_path_;
   CompilerInputs inputs_;
 };
 
-// The include folder(s) of the toolkit libnvrtc came from.
+// The include folder(s) of the toolkit libnvrtc came from: <root>/include
+// for a library in <root>/lib64 or <root>/targets/<triple>/lib, and
+// /usr/include for Debian's /usr/lib/<triple>. $CUDA_HOME and $CUDA_PATH
+// count only when the library is theirs: another toolkit's headers are
+// not this NVRTC's (and not covered by its identity).
 std::vector<std::string> toolkit_include_dirs_for(const std::string& library_path) {
-  std::vector<std::string> roots;
+  namespace fs = std::filesystem;
   std::error_code error;
-  auto canonical = std::filesystem::weakly_canonical(library_path, error);
-  if (!error) roots.push_back(canonical.parent_path().parent_path().string());
+  const fs::path library = fs::weakly_canonical(library_path, error);
+  if (error) return {};
+  std::vector<fs::path> roots{library.parent_path().parent_path()};
+  if (library.parent_path().parent_path() == "/usr/lib") roots.emplace_back("/usr");
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = std::getenv(var); root && *root) roots.emplace_back(root);
+    const char* root = std::getenv(var);
+    if (root == nullptr || *root == '\0') continue;
+    const fs::path home = fs::weakly_canonical(root, error);
+    if (error) continue;
+    const auto [end, rest] =
+        std::mismatch(home.begin(), home.end(), library.begin(), library.end());
+    if (end == home.end()) roots.push_back(home);
   }
   std::vector<std::string> dirs;
   for (const auto& root : roots) {
-    const std::string include = root + "/include";
-    if (!std::filesystem::exists(include + "/cuda_fp16.h", error)) continue;
+    const std::string include = (root / "include").string();
+    if (!fs::exists(include + "/cuda_fp16.h", error)) continue;
     dirs.push_back(include);
     // CUDA 13 moved CCCL (<cuda/std/...>, <cub/...>) into include/cccl.
-    if (std::filesystem::is_directory(include + "/cccl", error)) dirs.push_back(include + "/cccl");
+    if (fs::is_directory(include + "/cccl", error)) dirs.push_back(include + "/cccl");
     break;
   }
   return dirs;
@@ -351,7 +369,9 @@ std::vector<std::string> build_files(const std::string& library_path) {
   std::vector<std::string> builtins;
   for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("libnvrtc-builtins") && entry.is_regular_file(error)) {
+    // The shared builtins it may load; not the static archives.
+    if (name.starts_with("libnvrtc-builtins") && name.find(".so") != std::string::npos &&
+        entry.is_regular_file(error)) {
       builtins.push_back(entry.path().string());
     }
   }
@@ -381,8 +401,9 @@ Result<NvrtcFacts> facts_of(const NvrtcApi& api, std::vector<std::string>& files
   files.insert(files.end(), facts.toolkit_dirs.begin(), facts.toolkit_dirs.end());
   // nvrtcVersion gives only major.minor: the build is its files, stamped
   // (a patch release, a rebuilt or reinstalled toolkit is a new identity).
-  std::string version = "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
-  for (const auto& file : files) version += "; " + file + " " + stamp_text(file, Env::posix());
+  // (the files themselves are in the record).
+  std::string version = "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " (" +
+                        facts.library_path + "); build " + build_fingerprint(files, Env::posix());
   facts.identity = {"nvrtc", "nvrtc", std::move(version)};
   return facts;
 }
@@ -396,7 +417,46 @@ std::string record_name(const CompilerConfig& config) {
     picks += std::string("\n") + var + "=" + (value ? value : "");
   }
   picks += "\n" + stamp_text("/etc/ld.so.cache", Env::posix());
-  return "nvrtc-" + to_hex(xxh3_128(picks));
+  // The form of what is learned: a new form, new records.
+  constexpr std::string_view kFactsForm = "3";
+  return "nvrtc-" + std::string(kFactsForm) + "-" + to_hex(xxh3_128(picks));
+}
+
+std::string canonical_path(const std::string& path) {
+  std::error_code error;
+  const auto canonical = std::filesystem::weakly_canonical(path, error);
+  return error ? path : canonical.string();
+}
+
+// Whether the library `config` would load now is the one a record was
+// learned from (`library`, canonical; `loaded_from`, the path the loader
+// took). A named file must resolve to it; a soname search must not find a
+// file of that name in LD_LIBRARY_PATH that is another; the path the
+// loader took must still lead to it (a symbolic link retargeted, a
+// toolkit folder switched). The loader's cache is in the record's name.
+bool still_the_library(const CompilerConfig& config, const std::string& library,
+                       const std::string& loaded_from) {
+  const std::vector<std::string> candidates = library_candidates(config.nvrtc_library);
+  if (candidates.size() == 1 && candidates[0].find('/') != std::string::npos) {
+    return canonical_path(candidates[0]) == library;
+  }
+  if (const char* paths = std::getenv("LD_LIBRARY_PATH"); paths && *paths) {
+    for (const auto& name : candidates) {
+      if (name.find('/') != std::string::npos) break;  // the sonames come first
+      std::string_view rest = paths;
+      while (!rest.empty()) {
+        const std::size_t colon = rest.find(':');
+        const std::string dir(rest.substr(0, colon));
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+        if (dir.empty()) continue;
+        std::error_code error;
+        if (std::filesystem::exists(dir + "/" + name, error)) {
+          return canonical_path(dir + "/" + name) == library;
+        }
+      }
+    }
+  }
+  return !loaded_from.empty() && canonical_path(loaded_from) == library;
 }
 
 Result<NvrtcFacts> facts_from(const CompilerFacts& record) {
@@ -420,7 +480,11 @@ Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& conf
   std::optional<NvrtcFacts> facts;
   const std::string name = record_name(config);
   if (auto record = load_compiler_facts(config.facts_dir, name, Env::posix())) {
-    if (auto known = facts_from(*record)) facts = std::move(*known);
+    auto known = facts_from(*record);
+    if (known &&
+        still_the_library(config, known->library_path, fact(*record, "loaded_from").value_or(""))) {
+      facts = std::move(*known);
+    }
   }
   if (!facts) {
     auto loaded = shared_nvrtc(config.nvrtc_library);
@@ -433,6 +497,7 @@ Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& conf
     CompilerFacts record;
     record.files = std::move(files);
     record.facts = {{"library", facts->library_path},
+                    {"loaded_from", api->library->path()},
                     {"identity.version", facts->identity.version}};
     for (int arch : facts->archs) record.facts.emplace_back("arch", std::to_string(arch));
     for (const auto& dir : facts->toolkit_dirs) record.facts.emplace_back("toolkit", dir);
@@ -442,8 +507,10 @@ Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& conf
   inputs.dialect = "nvrtc";
   inputs.toolkit_dirs = facts->toolkit_dirs;
   inputs.harmless_options = config.harmless_options;
+  const std::string record_path =
+      api || config.facts_dir.empty() ? std::string() : config.facts_dir + "/" + name + ".facts";
   return std::unique_ptr<Compiler>(std::make_unique<NvrtcCompiler>(
-      std::move(api), config.nvrtc_library, std::move(*facts), std::move(inputs)));
+      std::move(api), config.nvrtc_library, std::move(*facts), std::move(inputs), record_path));
 }
 
 }  // namespace kcache

@@ -279,7 +279,7 @@ class OpenClCompiler final : public Compiler {
     std::string log = build_log(program);
     if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS) {
       return Status::compile_error(err == CL_INVALID_BUILD_OPTIONS
-                                       ? "invalid OpenCL build options: " + request.options
+                                       ? "invalid OpenCL build options: " + options
                                        : "the OpenCL build failed",
                                    log);
     }
@@ -397,15 +397,16 @@ std::string opencl_build(const Env& env) {
   static std::string build;
   std::call_once(once, [&] {
     const std::vector<std::string>& before = libraries_before_opencl();
+    std::vector<std::string> stack;
     for (const auto& path : loaded_libraries()) {
       const std::string name = std::filesystem::path(path).filename().string();
       const bool new_since = !std::binary_search(before.begin(), before.end(), path);
       const bool by_name =
           name.find("OpenCL") != std::string::npos || name.find("pocl") != std::string::npos ||
           name.find("LLVM") != std::string::npos || name.find("clang") != std::string::npos;
-      if (!new_since && !by_name) continue;
-      build += (build.empty() ? "" : "; ") + path + " " + stamp_text(path, env);
+      if (new_since || by_name) stack.push_back(path);
     }
+    build = build_fingerprint(stack, env);
   });
   return build;
 }

@@ -1,0 +1,54 @@
+#include "compiler/compiler_facts.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fakes/temp_folder.h"
+
+namespace kcache {
+namespace {
+
+using testing::TempFolder;
+using testing::write_file;
+
+// A build's fingerprint follows its files: a file rebuilt (another stamp)
+// is another build; a link to a file is that file.
+TEST(CompilerFactsTest, TheFingerprintIsTheFilesStamps) {
+  TempFolder dir;
+  write_file(dir / "lib.so", "one");
+  std::filesystem::create_symlink(dir / "lib.so", dir / "lib.so.1");
+  const Env& env = Env::posix();
+  const std::string first = build_fingerprint({dir / "lib.so"}, env);
+  EXPECT_TRUE(first.starts_with("sha256:"));
+  EXPECT_EQ(build_fingerprint({dir / "lib.so.1", dir / "lib.so"}, env), first);
+  write_file(dir / "lib.so", "two, rebuilt");
+  EXPECT_NE(build_fingerprint({dir / "lib.so"}, env), first);
+  EXPECT_NE(build_fingerprint({dir / "missing.so"}, env), first);
+}
+
+// A record is used only while every file it names is as it was.
+TEST(CompilerFactsTest, ARecordHoldsWhileItsFilesDo) {
+  TempFolder dir;
+  write_file(dir / "lib.so", "one");
+  Env& env = Env::posix();
+  CompilerFacts facts;
+  facts.facts = {{"library", dir / "lib.so"}, {"arch", "90"}};
+  facts.files = {dir / "lib.so"};
+  store_compiler_facts(dir / "records", "x", facts, env);
+  auto loaded = load_compiler_facts(dir / "records", "x", env);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(fact(*loaded, "arch"), std::optional<std::string>("90"));
+  EXPECT_FALSE(load_compiler_facts(dir / "records", "y", env).has_value());
+  write_file(dir / "lib.so", "a new build");
+  EXPECT_FALSE(load_compiler_facts(dir / "records", "x", env).has_value());
+  // A damaged record is none.
+  store_compiler_facts(dir / "records", "x", facts, env);
+  std::string text = testing::read_file(dir / "records/x.facts");
+  text[text.size() / 2] ^= 1;
+  write_file(dir / "records/x.facts", text);
+  EXPECT_FALSE(load_compiler_facts(dir / "records", "x", env).has_value());
+}
+
+}  // namespace
+}  // namespace kcache
