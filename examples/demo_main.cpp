@@ -167,6 +167,18 @@ KernelOutcome run_kernel(const KernelSpec& spec, kcache::Cache& cache, kcache::C
   }
 
   kcache::Status loaded = (*run)->load_binary(fetched->binary());
+  if (!loaded.is_ok() && fetched->tier != kcache::TierKind::kCompiled) {
+    // A stored binary the platform refuses (built for another PoCL, say):
+    // the cache evicts it and compiles it again.
+    cache.reject(*fetched, loaded.message());
+    fetched = cache.get_or_compile(request, compiler);
+    if (!fetched) {
+      outcome.why = "kcache could not fetch it again: " + fetched.status().to_string();
+      return outcome;
+    }
+    outcome.tier = std::string(kcache::tier_name(fetched->tier));
+    loaded = (*run)->load_binary(fetched->binary());
+  }
   const Clock::time_point loaded_at = Clock::now();
   outcome.load_ms = ms_between(fetched_at, loaded_at);
   if (!loaded.is_ok()) {
