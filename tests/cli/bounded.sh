@@ -4,14 +4,14 @@
 # regression fails the scenario instead of hanging CTest or the machine.
 #
 # run_bounded LIMIT ARGS...  like run, but kcache is killed (SIGKILL) after
-#                LIMIT seconds and may map at most 4 GiB (not under ASan,
+#                LIMIT seconds and may map at most 4 GiB (not under ASan or TSan,
 #                which maps far more); sets RC, OUT, ERR, LAST_CMD and
 #                ELAPSED_MS, and fails the scenario when it was killed.
 
 command -v timeout >/dev/null || skip "timeout (coreutils) is needed to bound the runs"
 
-KCACHE_UNDER_ASAN=0
-if ldd "$KCACHE" 2>/dev/null | grep -q 'libasan'; then KCACHE_UNDER_ASAN=1; fi
+KCACHE_UNDER_SANITIZER=0
+if ldd "$KCACHE" 2>/dev/null | grep -qE 'lib(asan|tsan)'; then KCACHE_UNDER_SANITIZER=1; fi
 
 run_bounded() {
   local limit=$1 start
@@ -19,7 +19,7 @@ run_bounded() {
   LAST_CMD="kcache $*"
   start=$(date +%s%N)
   (
-    ((KCACHE_UNDER_ASAN)) || ulimit -v $((4 * 1024 * 1024))
+    ((KCACHE_UNDER_SANITIZER)) || ulimit -v $((4 * 1024 * 1024))
     exec timeout -s KILL "$limit" "$KCACHE" "$@"
   ) >"$T/.stdout" 2>"$T/.stderr"
   RC=$?
