@@ -38,7 +38,10 @@ Status check_headers(const std::vector<Header>& headers, Dialect dialect) {
       return Status::invalid_argument("in-memory header name '" + header.name +
                                       "' must be a relative path without '..'");
     }
-    const std::string name = files ? normal_relative(header.name) : header.name;
+    // Where names are joined like paths (files; a generic compiler may),
+    // "x.h" and "./x.h" are one header.
+    const std::string name =
+        files || dialect == Dialect::kGeneric ? normal_relative(header.name) : header.name;
     if (!names.insert(name).second) {
       return Status::invalid_argument("two in-memory headers are named '" + header.name +
                                       "'; nothing was compiled");

@@ -248,7 +248,8 @@ class Lexer {
   SourceDirectives found_;
 };
 
-// The second opinion: every line (of the spliced text) whose first token,
+// The second opinion: every line (of the spliced text, then of the text
+// as it is) whose first token,
 // past blanks and comments that end on the line, is '#' or "%:" and whose
 // directive is include, import, embed or include_next, read without any
 // lexing of what came before: a literal or comment the lexer got wrong
@@ -404,6 +405,9 @@ SourceDirectives find_directives(std::string_view text) {
   if (spliced.find("R\"") != std::string::npos) merge(found, Lexer(spliced, false).run());
   found.uncertain = found.uncertain || has_dangerous_trigraph(text);
   add_line_directives(spliced, found);
+  // And the physical lines as they are: a splice read differently from the
+  // compiler (a backslash before a CR, say) cannot hide one either.
+  if (spliced.size() != text.size()) add_line_directives(text, found);
   return found;
 }
 

@@ -154,7 +154,7 @@ class Scanner {
     const Header* header = nullptr;
     if (place.exact) {
       for (const auto& h : memory_) {
-        if (h.name == name) header = &h;
+        if (header == nullptr && h.name == name) header = &h;
       }
     } else {
       const std::string joined = normal_relative(place.dir.empty() ? name : place.dir + "/" + name);
@@ -166,7 +166,7 @@ class Scanner {
         return true;
       }
       for (const auto& h : memory_) {
-        if (normal_relative(h.name) == joined) header = &h;
+        if (header == nullptr && normal_relative(h.name) == joined) header = &h;
       }
     }
     if (header == nullptr) return false;

@@ -159,7 +159,7 @@ void check_scan(const std::vector<std::string>& pieces) {
   // Two in-memory headers of one name are refused before any scan
   // (key_builder.cpp): which one a scan reads is not an invariant.
   std::set<std::string> distinct;
-  for (const Header& header : headers) distinct.insert(header.name);
+  for (const Header& header : headers) distinct.insert(normal_relative(header.name));
   if (distinct.size() != headers.size()) return;
   // An unkeyable scan stops where it learns so: its list is not a key's.
   if (!scan->unkeyable.empty()) {
