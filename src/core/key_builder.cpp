@@ -103,13 +103,26 @@ std::string serialized(const SearchInputs& search, const ScanSettings& settings,
   return out;
 }
 
+// The scan's fields of the key ("header", "headers.scan"), written once
+// per scan: a memoized scan is reused with them.
+std::string header_fields(const IncludeScan& scan) {
+  std::string text;
+  std::string line;
+  for (const auto& header : scan.headers) {
+    line.assign(header.name).append(" ").append(header.location).append(" ").append(header.digest);
+    append_field(text, "header", line);
+  }
+  if (scan.searched_everywhere) append_field(text, "headers.scan", "everywhere");
+  return text;
+}
+
 // The key text, written straight into its serialized form: this runs on
 // every request.
 KeyText key_text(const KernelRequest& request, const CompilerIdentity& compiler,
                  const CompilerInputs& inputs, const Target& target, const ParsedOptions& options,
                  const IncludeScan& scan) {
   std::string text;
-  text.reserve(512 + compiler.id.size() + compiler.version.size() + 160 * scan.headers.size());
+  text.reserve(512 + compiler.id.size() + compiler.version.size() + scan.key_fields.size());
   append_field(text, "kcache.key", std::to_string(kKeySchemaVersion));
   append_field(text, "entry.format", std::to_string(kEntryFormatVersion));
   append_field(text, "backend", compiler.backend);
@@ -122,12 +135,7 @@ KeyText key_text(const KernelRequest& request, const CompilerIdentity& compiler,
   for (const auto& option : options.tokens) append_field(text, "option", option);
   for (const auto& dir : request.include_dirs) append_field(text, "include.dir", dir);
   for (const auto& name : request.kernel_names) append_field(text, "kernel", name);
-  std::string line;
-  for (const auto& header : scan.headers) {
-    line.assign(header.name).append(" ").append(header.location).append(" ").append(header.digest);
-    append_field(text, "header", line);
-  }
-  if (scan.searched_everywhere) append_field(text, "headers.scan", "everywhere");
+  text.append(scan.key_fields);
   // Last, whole: compared byte for byte on every hit, it is what makes a
   // non-cryptographic key safe. Its line here, the source itself by
   // reference (append_raw_field's form).
@@ -207,6 +215,7 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   auto scan = scan_includes(request.source, request.headers, model, env, settings);
   if (!scan) return scan.status();
   if (!scan->unkeyable.empty()) return Status::not_supported(scan->unkeyable);
+  scan->key_fields = header_fields(*scan);
   if (keyed_files != nullptr) *keyed_files = {scan->files, scan->probes};
   KeyText text = key_text(request, compiler, inputs, target, *options, *scan);
   if (memo != nullptr) memo->scans.keep(std::move(scan_inputs), std::move(*scan));

@@ -108,6 +108,8 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+class ChangeWatch;  // env/change_watch.h
+
 struct DirEntry {
   std::string name;
   bool is_dir = false;
@@ -177,6 +179,11 @@ class Env {
   virtual Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
                                                      std::uint64_t offset) = 0;
   [[nodiscard]] virtual bool exists(const std::string& path) const = 0;
+  // The process's change notification (env/change_watch.h), for a memo
+  // that would otherwise look at every file it depends on; nullptr where
+  // there is none. An EnvWrapper has none: a test that fakes the file
+  // system must see every look.
+  [[nodiscard]] virtual ChangeWatch* change_watch() const { return nullptr; }
 };
 
 // Forwards everything to another Env; tests override what they fault.

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <random>
 
+#include "env/change_watch.h"
 #include "env/env.h"
 #include "env/unique_fd.h"
 
@@ -398,6 +399,8 @@ class PosixEnv final : public Env {
   }
 
   uid_t user_id() const override { return ::getuid(); }
+
+  ChangeWatch* change_watch() const override { return process_change_watch(); }
 };
 
 }  // namespace

@@ -57,6 +57,9 @@ struct IncludeScan {
   // one found nowhere for a compiler whose own folders are unknown, more
   // headers than the limits); empty when it can.
   std::string unkeyable;
+  // The key's fields for these headers, written by the key builder
+  // (core/key_builder.cpp) so that a reused scan need not write them again.
+  std::string key_fields;
 };
 
 struct ScanSettings {

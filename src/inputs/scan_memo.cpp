@@ -1,5 +1,6 @@
 #include "inputs/scan_memo.h"
 
+#include "env/change_watch.h"
 #include "format/hash.h"
 
 namespace kcache {
@@ -12,28 +13,121 @@ std::uint64_t hash_of(const std::string& inputs) {
   return hash;
 }
 
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Whether every probe finds what the scan found.
+bool probes_hold(const IncludeScan& scan, const Env& env) {
+  for (const ScanProbe& probe : scan.probes) {
+    auto now = env.stamp(probe.path);
+    if (now.is_ok()) {
+      if (!probe.stamp.has_value() || !(*now == *probe.stamp)) return false;
+    } else if (probe.stamp.has_value() || now.status().code() != StatusCode::kNotFound) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool any_relative(const IncludeScan& scan) {
+  for (const ScanProbe& probe : scan.probes) {
+    if (!probe.path.starts_with('/')) return true;
+  }
+  return false;
+}
+
+std::optional<FileId> working_folder(const Env& env) {
+  auto here = env.stamp(".");
+  if (!here) return std::nullopt;
+  return here->id;
+}
+
 }  // namespace
 
+bool ScanMemo::watch_probes(const IncludeScan& scan, ChangeWatch& watch) {
+  for (const ScanProbe& probe : scan.probes) {
+    if (!watch.watch(probe.path)) return false;
+  }
+  return true;
+}
+
+ScanMemo::Kept* ScanMemo::kept_for(std::uint64_t hash,
+                                   const std::shared_ptr<const IncludeScan>& scan) {
+  auto [first, last] = scans_.equal_range(hash);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.scan == scan) return &it->second;
+  }
+  return nullptr;
+}
+
 std::shared_ptr<const IncludeScan> ScanMemo::find(const std::string& inputs, const Env& env) {
-  std::shared_ptr<const IncludeScan> scan;
   const std::uint64_t hash = hash_of(inputs);
+  Kept seen;  // a copy of the entry's state, without its inputs
   {
     std::lock_guard lock(mutex_);
     auto [first, last] = scans_.equal_range(hash);
-    for (auto it = first; it != last && !scan; ++it) {
-      if (it->second.inputs == inputs) scan = it->second.scan;
+    for (auto it = first; it != last && !seen.scan; ++it) {
+      if (it->second.inputs == inputs) {
+        seen.scan = it->second.scan;
+        seen.checks = it->second.checks;
+        seen.quiet_at = it->second.quiet_at;
+        seen.checked_ns = it->second.checked_ns;
+        seen.relative = it->second.relative;
+        seen.working_folder = it->second.working_folder;
+        seen.unwatchable = it->second.unwatchable;
+      }
     }
   }
-  if (!scan) return nullptr;
-  for (const ScanProbe& probe : scan->probes) {
-    auto now = env.stamp(probe.path);
-    if (now.is_ok()) {
-      if (!probe.stamp.has_value() || !(*now == *probe.stamp)) return nullptr;
-    } else if (probe.stamp.has_value() || now.status().code() != StatusCode::kNotFound) {
-      return nullptr;
+  if (!seen.scan) return nullptr;
+  // Nothing on disk was looked at (every header in memory or the toolkit's).
+  if (seen.scan->probes.empty()) return seen.scan;
+  ChangeWatch* watch = env.change_watch();
+  const std::int64_t now_ns = steady_ns();
+  constexpr std::int64_t kRecheckNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(kRecheckAfter).count();
+  if (watch != nullptr && seen.quiet_at != 0 && now_ns - seen.checked_ns < kRecheckNs) {
+    auto changes = watch->changes();
+    if (changes && *changes == seen.quiet_at &&
+        (!seen.relative || working_folder(env) == seen.working_folder)) {
+      return seen.scan;
     }
   }
-  return scan;
+
+  // A scan reused once already is worth watching. The watches go on
+  // before the check and the count is read before it too: a change after
+  // the check moves the count, one before it fails the check.
+  std::uint64_t quiet_at = 0;  // none
+  const bool relative = any_relative(*seen.scan);
+  FileId folder{};
+  bool unwatchable = seen.unwatchable;
+  if (watch != nullptr && seen.checks > 0 && !unwatchable) {
+    auto here = relative ? working_folder(env) : std::optional<FileId>(FileId{});
+    auto count = watch->changes();
+    if (here && count) {
+      folder = *here;
+      quiet_at = *count;
+      if (!watch_probes(*seen.scan, *watch)) {
+        quiet_at = 0;
+        unwatchable = true;
+      }
+    }
+  }
+  if (!probes_hold(*seen.scan, env)) return nullptr;
+  if (quiet_at != 0 && relative && working_folder(env) != folder) quiet_at = 0;
+
+  std::lock_guard lock(mutex_);
+  if (Kept* kept = kept_for(hash, seen.scan)) {
+    ++kept->checks;
+    kept->quiet_at = quiet_at;
+    kept->checked_ns = now_ns;
+    kept->relative = relative;
+    kept->working_folder = folder;
+    kept->unwatchable = unwatchable;
+  }
+  return seen.scan;
 }
 
 void ScanMemo::keep(std::string inputs, IncludeScan scan) {
@@ -49,11 +143,17 @@ void ScanMemo::keep(std::string inputs, IncludeScan scan) {
   for (auto it = first; it != last; ++it) {
     if (it->second.inputs == inputs) {
       it->second.scan = std::move(kept);
+      it->second.checks = 0;
+      it->second.quiet_at = 0;
+      it->second.unwatchable = false;
       return;
     }
   }
   bytes_ += inputs.size();
-  scans_.emplace(hash, Kept{std::move(inputs), std::move(kept)});
+  Kept entry;
+  entry.inputs = std::move(inputs);
+  entry.scan = std::move(kept);
+  scans_.emplace(hash, std::move(entry));
 }
 
 }  // namespace kcache

@@ -1,13 +1,20 @@
 // Scans of a request's headers, reused while the disk looks the same: a
 // hit of a kernel that includes 20 headers then costs one stat per look
-// the scan took (each header found, each place it was not), not the scan.
+// the scan took (each header found, each place it was not), not the scan;
+// and once the scan is reused again and its looks can be watched
+// (env/change_watch.h), one poll while nothing watched changed.
+//
 // A scan is found by everything it was derived from (the source, the
 // in-memory headers, the search, the macros: compared in full, not by a
 // hash), and used only while every probe (include_scanner.h) finds the
-// same stamp, or the same nothing, at its path. A scan that walked folders
-// or saw a file changed within a timestamp tick is not kept. Thread-safe.
+// same stamp, or the same nothing, at its path. A watched scan skips that
+// check while the watch's count of changes is the one it had when the
+// check last passed, and for a second at most (a write through a shared
+// mapping sends no event). A scan that walked folders or saw a file
+// changed within a timestamp tick is not kept. Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +32,9 @@ class ScanMemo {
   std::shared_ptr<const IncludeScan> find(const std::string& inputs, const Env& env);
   void keep(std::string inputs, IncludeScan scan);
 
+  // How long a watched scan may go without a stat check.
+  static constexpr std::chrono::seconds kRecheckAfter{1};
+
  private:
   static constexpr std::size_t kMaxScans = 1024;
   static constexpr std::size_t kMaxBytes = 64u << 20;
@@ -32,7 +42,25 @@ class ScanMemo {
   struct Kept {
     std::string inputs;  // compared in full: the map's key is only a hash
     std::shared_ptr<const IncludeScan> scan;
+    // How often its probes were checked and held.
+    std::uint32_t checks = 0;
+    // Watched: the watch's count of changes when the probes last held
+    // (read before that check), and when that was (steady clock, ns); 0
+    // when the scan is not watched.
+    std::uint64_t quiet_at = 0;
+    std::int64_t checked_ns = 0;
+    // A probe is a relative path: the working folder then (it must not
+    // have moved for the watch to speak for the probes).
+    bool relative = false;
+    FileId working_folder{};
+    // A probe could not be watched: the scan stays on the stat check.
+    bool unwatchable = false;
   };
+
+  // Watches every probe of `scan`; false when one cannot be watched.
+  static bool watch_probes(const IncludeScan& scan, ChangeWatch& watch);
+  // The entry holding `scan`, or null; with mutex_ held.
+  Kept* kept_for(std::uint64_t hash, const std::shared_ptr<const IncludeScan>& scan);
 
   std::mutex mutex_;
   // By the XXH3-64 of the inputs.

@@ -310,10 +310,15 @@ TEST_P(IncludeRoutesTest, AnEditIsNeverServedStale) {
   auto first = get(*cache_, request);
   ASSERT_TRUE(first.is_ok()) << first.status().to_string() << "\n" << first.status().details();
   EXPECT_EQ(first->tier, TierKind::kCompiled);
-  auto again = get(*cache_, request);
-  ASSERT_TRUE(again.is_ok());
-  EXPECT_NE(again->tier, TierKind::kCompiled) << "the unchanged request did not hit";
-  EXPECT_EQ(bytes_of(*again), bytes_of(*first));
+  // Three hits: the second reuse of the scan watches its headers
+  // (env/change_watch.h), the third is answered by the watch alone, so the
+  // edit below meets the watch too.
+  for (int hit = 0; hit < 3; ++hit) {
+    auto again = get(*cache_, request);
+    ASSERT_TRUE(again.is_ok());
+    EXPECT_NE(again->tier, TierKind::kCompiled) << "the unchanged request did not hit";
+    EXPECT_EQ(bytes_of(*again), bytes_of(*first));
+  }
 
   route.edit(dir_, request);
   auto edited = get(*cache_, request);

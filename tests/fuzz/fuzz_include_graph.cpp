@@ -48,6 +48,9 @@
 //     check 2 holds again); a new key needs no second compile. A failed
 //     compile's output is "error": two failures are alike, whatever their
 //     messages.
+//  4. A KeyMemo, used three times before the mutation and once after,
+//     gives the key a fresh derivation gives, each time (the memo may
+//     make keying faster, never different).
 // Any other refusal by the key, and any compile failure but a compile
 // error, aborts: the generator makes neither.
 //
@@ -69,10 +72,12 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "core/key_builder.h"
 #include "fuzz_support.h"
+#include "inputs/file_digests.h"
 
 namespace kcache::fuzz {
 namespace {
@@ -383,6 +388,28 @@ Result<KeyMaterial> key_of(const Case& c) {
   return build_key_material(c.request, gcc().identity(), gcc().inputs(), target(), Env::posix());
 }
 
+// The same key through a memo, as a cache derives it (digests and whole
+// scans reused while the disk and the change watch say nothing moved).
+Result<std::string> memo_key_of(const Case& c, KeyMemo& memo) {
+  auto text =
+      build_key_text(c.request, gcc().identity(), gcc().inputs(), target(), Env::posix(), &memo);
+  if (!text) return text.status();
+  return text->joined();
+}
+
+// A scan that read a file changed within the timestamps' granularity is
+// not kept (ccache's guard, changed_recently): wait until every file on
+// disk is older than that, a condition on the clock, polled.
+void let_files_settle(const Case& c) {
+  for (const auto& [relative, content] : c.disk) {
+    for (;;) {
+      auto stamp = Env::posix().stamp(c.root + "/" + relative);
+      if (!stamp || !changed_recently(*stamp)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+
 struct Outcome {
   std::string output;  // gcc's output, or "error"
   std::vector<std::string> files_read;
@@ -495,16 +522,35 @@ void run(Choices& in) {
   if (before.output != "error") ++stats.compiled;
   check_reads_are_keyed(c, *first, before);
 
+  // Check 4: a memo keys alike. Three derivations take its scan from
+  // stat checks to the change watch's fast path (once no file is too new
+  // for a scan to be kept).
+  let_files_settle(c);
+  KeyMemo memo;
+  for (int i = 0; i < 3; ++i) {
+    auto memoized = memo_key_of(c, memo);
+    KCACHE_FUZZ_CHECK(memoized.is_ok() && *memoized == first->serialize(),
+                      "a memo gave another key\n" + describe(c));
+  }
+
   const std::string before_text = describe(c);
   const std::string change = mutate(in, c);
   if (trace) std::fprintf(stderr, "==== mutation: %s\n", change.c_str());
   auto second = key_of(c);
+  auto memoized = memo_key_of(c, memo);
   if (!second) {
     KCACHE_FUZZ_CHECK(second.status().code() == StatusCode::kNotSupported,
                       second.status().to_string() + "\n" + describe(c));
+    KCACHE_FUZZ_CHECK(
+        !memoized && memoized.status().code() == second.status().code(),
+        "after: " + change + ", the memo keyed what a fresh scan refuses\n" + describe(c));
     ++stats.unkeyable_after;
     return;
   }
+  KCACHE_FUZZ_CHECK(memoized.is_ok() && *memoized == second->serialize(),
+                    "after: " + change + ", the memo gave the old key or another (stale)\n" +
+                        describe(c) + "==== key material\n" +
+                        replace_all(second->serialize(), c.root, "$ROOT"));
   // A new key cannot serve a stale binary: gcc runs again only when the
   // key stayed.
   if (second->serialize() != first->serialize()) return;
