@@ -60,12 +60,14 @@ void collect_defines(const ParsedOptions& options, std::vector<std::string>& def
   }
 }
 
-// Every input of a scan, each piece length-prefixed (so no two differ in
-// only where one piece ends): what a scan memo is found by.
-std::string serialized(const SearchInputs& search, const ScanSettings& settings,
+// Every input of a scan: its shape, each piece length-prefixed (so no
+// two differ in only where one piece ends), and its texts by view (what
+// a scan memo is found by, without copying the source).
+ScanInputs scan_inputs(const SearchInputs& search, const ScanSettings& settings,
                        const KernelRequest& request) {
-  std::string out;
-  out.reserve(256 + request.source.size());
+  ScanInputs inputs;
+  std::string& out = inputs.shape;
+  out.reserve(256);
   auto put = [&out](std::string_view piece) {
     char digits[24];
     char* end = std::to_chars(digits, digits + sizeof digits, piece.size()).ptr;
@@ -95,12 +97,15 @@ std::string serialized(const SearchInputs& search, const ScanSettings& settings,
   put(settings.unfound_is_compilers ? "1" : "0");
   put(settings.everywhere_is_enough ? "1" : "0");
   put_number(request.headers.size());
+  inputs.texts.reserve(request.headers.size() + 1);
   for (const auto& header : request.headers) {
     put(header.name);
-    put(header.content);
+    put_number(header.content.size());
+    inputs.texts.push_back(header.content);
   }
-  put(request.source);
-  return out;
+  put_number(request.source.size());
+  inputs.texts.push_back(request.source);
+  return inputs;
 }
 
 // The scan's fields of the key ("header", "headers.scan"), written once
@@ -203,10 +208,10 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   settings.everywhere_is_enough = dialect == Dialect::kGcc || dialect == Dialect::kNvcc;
   settings.digests = memo != nullptr ? &memo->digests : nullptr;
 
-  std::string scan_inputs;
+  ScanInputs memo_inputs;
   if (memo != nullptr) {
-    scan_inputs = serialized(search, settings, request);
-    if (auto known = memo->scans.find(scan_inputs, env)) {
+    memo_inputs = scan_inputs(search, settings, request);
+    if (auto known = memo->scans.find(memo_inputs, env)) {
       if (keyed_files != nullptr) *keyed_files = {known->files, known->probes};
       return key_text(request, compiler, inputs, target, *options, *known);
     }
@@ -218,7 +223,7 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   scan->key_fields = header_fields(*scan);
   if (keyed_files != nullptr) *keyed_files = {scan->files, scan->probes};
   KeyText text = key_text(request, compiler, inputs, target, *options, *scan);
-  if (memo != nullptr) memo->scans.keep(std::move(scan_inputs), std::move(*scan));
+  if (memo != nullptr) memo->scans.keep(memo_inputs, std::move(*scan));
   return text;
 }
 

@@ -348,7 +348,11 @@ class PosixEnv final : public Env {
 
   Result<FileStamp> stamp(const std::string& path) const override {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return errno_status("cannot stat", path, errno);
+    // The working folder (a scan memo asks on every reuse): by its
+    // descriptor, with no name to look up.
+    const int looked =
+        path == "." ? ::fstatat(AT_FDCWD, "", &st, AT_EMPTY_PATH) : ::stat(path.c_str(), &st);
+    if (looked != 0) return errno_status("cannot stat", path, errno);
     FileStamp stamp;
     stamp.id = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
     stamp.type = S_ISREG(st.st_mode)   ? FileType::kRegular

@@ -87,6 +87,10 @@ Checksum128 xxh3_128(std::string_view text) {
   return xxh3_128(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
 }
 
+std::uint64_t xxh3_64(std::string_view text, std::uint64_t seed) {
+  return XXH3_64bits_withSeed(text.data(), text.size(), seed);
+}
+
 Checksummer::Checksummer() { XXH3_128bits_reset(state_of(state_)); }
 
 Checksummer::~Checksummer() = default;

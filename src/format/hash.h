@@ -30,6 +30,10 @@ void prepare_hashing();
 Checksum128 xxh3_128(std::span<const std::uint8_t> data);
 Checksum128 xxh3_128(std::string_view text);
 
+// XXH3-64 of `text` from `seed`: for a hash table whose candidates are
+// then compared in full.
+std::uint64_t xxh3_64(std::string_view text, std::uint64_t seed = 0);
+
 // Streaming XXH3-128 over several pieces.
 class Checksummer {
  public:

@@ -220,7 +220,10 @@ class Scanner {
                         : place.dir);
     if (kind != Kind::kEmbed && kind != Kind::kHasInclude && seen_.insert(path).second) {
       learn(*content->directives);
-      pending_.push_back({{Includer::Kind::kDisk, path}, content->directives});
+      Pending& next = pending_.emplace_back();
+      next.from.kind = Includer::Kind::kDisk;
+      next.from.path = path;
+      next.directives = content->directives;
     }
     return true;
   }

@@ -45,20 +45,23 @@ Match match(Dialect dialect, std::string_view token) {
 // or folder: a stray word (a file name, or the value of an unknown option),
 // or a path in it.
 std::string unknown_reason(std::string_view token) {
-  constexpr std::string_view kHint = " (if it reads no file, declare it harmless)";
+  // Appended piece by piece: gcc 12 warns (-Wrestrict, wrongly) about the
+  // same text joined with operator+.
+  auto reason = [token](std::string_view before, std::string_view after) {
+    std::string text(before);
+    text.append(token).append(after).append(" (if it reads no file, declare it harmless)");
+    return text;
+  };
   if (!token.starts_with('-') || token == "-") {
-    return "'" + std::string(token) + "' is not an option kcache knows and may name a file" +
-           std::string(kHint);
+    return reason("'", "' is not an option kcache knows and may name a file");
   }
   if (token.find('/') != std::string_view::npos) {
-    return "option '" + std::string(token) + "' is unknown to kcache and names a path" +
-           std::string(kHint);
+    return reason("option '", "' is unknown to kcache and names a path");
   }
   if (std::size_t eq = token.find('='); eq != std::string_view::npos && eq + 1 < token.size()) {
     std::error_code error;
     if (std::filesystem::exists(std::string(token.substr(eq + 1)), error)) {
-      return "option '" + std::string(token) + "' is unknown to kcache and names a file" +
-             std::string(kHint);
+      return reason("option '", "' is unknown to kcache and names a file");
     }
   }
   return {};
@@ -146,7 +149,14 @@ Result<std::vector<std::string>> split_options(std::string_view options) {
         current.push_back(options[i]);
       }
     } else {
-      current.push_back(c);
+      // A run of plain characters at once.
+      std::size_t end = i + 1;
+      while (end < options.size() && !is_space(options[end]) && options[end] != '\\' &&
+             options[end] != '\'' && options[end] != '"') {
+        ++end;
+      }
+      current.append(options.substr(i, end - i));
+      i = end - 1;
     }
   }
   if (in_token) tokens.push_back(std::move(current));

@@ -1,22 +1,27 @@
 #include "inputs/scan_memo.h"
 
+#include <time.h>
+
 #include "env/change_watch.h"
 #include "format/hash.h"
 
 namespace kcache {
 namespace {
 
-std::uint64_t hash_of(const std::string& inputs) {
-  const Checksum128 sum = xxh3_128(inputs);
-  std::uint64_t hash = 0;
-  for (int i = 0; i < 8; ++i) hash = (hash << 8) | sum[i];
+std::uint64_t hash_of(const ScanInputs& inputs) {
+  std::uint64_t hash = xxh3_64(inputs.shape);
+  for (std::string_view text : inputs.texts) {
+    hash = (hash * 0x9E3779B97F4A7C15ULL) ^ xxh3_64(text);  // unseeded: no secret to derive
+  }
   return hash;
 }
 
-std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+// The monotonic clock to a tick (a few ms): enough for a 1 s recheck, and
+// a fraction of the cost of the precise one.
+std::int64_t coarse_now_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 // Whether every probe finds what the scan found.
@@ -54,6 +59,14 @@ bool ScanMemo::watch_probes(const IncludeScan& scan, ChangeWatch& watch) {
   return true;
 }
 
+bool ScanMemo::same_inputs(const Kept& kept, const ScanInputs& inputs) {
+  if (kept.shape != inputs.shape || kept.texts.size() != inputs.texts.size()) return false;
+  for (std::size_t i = 0; i < inputs.texts.size(); ++i) {
+    if (kept.texts[i] != inputs.texts[i]) return false;
+  }
+  return true;
+}
+
 ScanMemo::Kept* ScanMemo::kept_for(std::uint64_t hash,
                                    const std::shared_ptr<const IncludeScan>& scan) {
   auto [first, last] = scans_.equal_range(hash);
@@ -63,14 +76,14 @@ ScanMemo::Kept* ScanMemo::kept_for(std::uint64_t hash,
   return nullptr;
 }
 
-std::shared_ptr<const IncludeScan> ScanMemo::find(const std::string& inputs, const Env& env) {
+std::shared_ptr<const IncludeScan> ScanMemo::find(const ScanInputs& inputs, const Env& env) {
   const std::uint64_t hash = hash_of(inputs);
   Kept seen;  // a copy of the entry's state, without its inputs
   {
     std::lock_guard lock(mutex_);
     auto [first, last] = scans_.equal_range(hash);
     for (auto it = first; it != last && !seen.scan; ++it) {
-      if (it->second.inputs == inputs) {
+      if (same_inputs(it->second, inputs)) {
         seen.scan = it->second.scan;
         seen.checks = it->second.checks;
         seen.quiet_at = it->second.quiet_at;
@@ -85,7 +98,7 @@ std::shared_ptr<const IncludeScan> ScanMemo::find(const std::string& inputs, con
   // Nothing on disk was looked at (every header in memory or the toolkit's).
   if (seen.scan->probes.empty()) return seen.scan;
   ChangeWatch* watch = env.change_watch();
-  const std::int64_t now_ns = steady_ns();
+  const std::int64_t now_ns = coarse_now_ns();
   constexpr std::int64_t kRecheckNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(kRecheckAfter).count();
   if (watch != nullptr && seen.quiet_at != 0 && now_ns - seen.checked_ns < kRecheckNs) {
@@ -130,18 +143,20 @@ std::shared_ptr<const IncludeScan> ScanMemo::find(const std::string& inputs, con
   return seen.scan;
 }
 
-void ScanMemo::keep(std::string inputs, IncludeScan scan) {
+void ScanMemo::keep(const ScanInputs& inputs, IncludeScan scan) {
   if (!scan.reusable || !scan.unkeyable.empty()) return;
   const std::uint64_t hash = hash_of(inputs);
+  std::size_t size = inputs.shape.size();
+  for (std::string_view text : inputs.texts) size += text.size();
   auto kept = std::make_shared<const IncludeScan>(std::move(scan));
   std::lock_guard lock(mutex_);
-  if (scans_.size() >= kMaxScans || bytes_ + inputs.size() > kMaxBytes) {
+  if (scans_.size() >= kMaxScans || bytes_ + size > kMaxBytes) {
     scans_.clear();
     bytes_ = 0;
   }
   auto [first, last] = scans_.equal_range(hash);
   for (auto it = first; it != last; ++it) {
-    if (it->second.inputs == inputs) {
+    if (same_inputs(it->second, inputs)) {
       it->second.scan = std::move(kept);
       it->second.checks = 0;
       it->second.quiet_at = 0;
@@ -149,9 +164,10 @@ void ScanMemo::keep(std::string inputs, IncludeScan scan) {
       return;
     }
   }
-  bytes_ += inputs.size();
+  bytes_ += size;
   Kept entry;
-  entry.inputs = std::move(inputs);
+  entry.shape = inputs.shape;
+  entry.texts.assign(inputs.texts.begin(), inputs.texts.end());
   entry.scan = std::move(kept);
   scans_.emplace(hash, std::move(entry));
 }

@@ -19,18 +19,30 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "env/env.h"
 #include "inputs/include_scanner.h"
 
 namespace kcache {
 
+// Everything a scan was derived from (key_builder.cpp): `shape`, the
+// search, the macros and the in-memory headers' names, each piece
+// length-prefixed, with the size of each text; `texts`, the request's
+// texts (the in-memory headers' contents, the source), by view, so that a
+// lookup copies none of them.
+struct ScanInputs {
+  std::string shape;
+  std::vector<std::string_view> texts;
+};
+
 class ScanMemo {
  public:
-  // `inputs`: every input of the scan, serialized (key_builder.cpp).
-  std::shared_ptr<const IncludeScan> find(const std::string& inputs, const Env& env);
-  void keep(std::string inputs, IncludeScan scan);
+  std::shared_ptr<const IncludeScan> find(const ScanInputs& inputs, const Env& env);
+  // Copies the texts of `inputs`.
+  void keep(const ScanInputs& inputs, IncludeScan scan);
 
   // How long a watched scan may go without a stat check.
   static constexpr std::chrono::seconds kRecheckAfter{1};
@@ -40,7 +52,9 @@ class ScanMemo {
   static constexpr std::size_t kMaxBytes = 64u << 20;
 
   struct Kept {
-    std::string inputs;  // compared in full: the map's key is only a hash
+    // Compared in full: the map's key is only a hash.
+    std::string shape;
+    std::vector<std::string> texts;
     std::shared_ptr<const IncludeScan> scan;
     // How often its probes were checked and held.
     std::uint32_t checks = 0;
@@ -48,7 +62,7 @@ class ScanMemo {
     // (read before that check), and when that was (steady clock, ns); 0
     // when the scan is not watched.
     std::uint64_t quiet_at = 0;
-    std::int64_t checked_ns = 0;
+    std::int64_t checked_ns = 0;  // coarse monotonic clock
     // A probe is a relative path: the working folder then (it must not
     // have moved for the watch to speak for the probes).
     bool relative = false;
@@ -59,6 +73,7 @@ class ScanMemo {
 
   // Watches every probe of `scan`; false when one cannot be watched.
   static bool watch_probes(const IncludeScan& scan, ChangeWatch& watch);
+  static bool same_inputs(const Kept& kept, const ScanInputs& inputs);
   // The entry holding `scan`, or null; with mutex_ held.
   Kept* kept_for(std::uint64_t hash, const std::shared_ptr<const IncludeScan>& scan);
 

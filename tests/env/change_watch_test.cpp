@@ -4,6 +4,8 @@
 #include "env/change_watch.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,6 +153,34 @@ TEST(ChangeWatchForkTest, AChildNeverTakesTheParentsEvents) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_NE(watch->changes(), before) << "the parent lost the edit to its child";
+}
+
+// A mount over a folder on the way changes what every path below it names
+// and sends no inotify event: the mount table's own event must count. In a
+// child with a mount namespace of its own (as root, or in a user namespace
+// where the kernel allows one), so nothing outside sees the mount.
+TEST(ChangeWatchMountTest, AMountOverAWatchedFolderIsSeen) {
+  TempFolder dir;
+  write_file(dir / "inc/x.h", "1\n");
+  const std::string folder = dir / "inc";
+  const std::string file = dir / "inc/x.h";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 && ::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) ::_exit(77);
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(77);
+    auto watch = make_change_watch(64);
+    if (!watch->watch(file)) ::_exit(2);
+    const auto before = watch->changes();
+    if (!before || watch->changes() != before) ::_exit(3);  // nothing moved yet
+    if (::mount("none", folder.c_str(), "tmpfs", 0, nullptr) != 0) ::_exit(77);
+    ::_exit(watch->changes() != before ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "no mount namespace can be made here";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the mount was not counted; 2, 3: the watch failed";
 }
 
 }  // namespace

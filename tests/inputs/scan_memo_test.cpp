@@ -39,6 +39,8 @@ class CountingEnv : public EnvWrapper {
 
 class ScanMemoTest : public ::testing::Test {
  protected:
+  const ScanInputs kInputs{"inputs", {"source"}};
+
   void SetUp() override {
     write_file(dir_ / "inc/x.h", "#define X 1\n");
     fs::create_directory(dir_ / "first");
@@ -65,7 +67,7 @@ class ScanMemoTest : public ::testing::Test {
   // Finds the scan, counting the stamps it took.
   bool found(int* stamps = nullptr) {
     const int before = env_.stamps;
-    const bool hit = memo_.find("inputs", env_) != nullptr;
+    const bool hit = memo_.find(kInputs, env_) != nullptr;
     if (stamps != nullptr) *stamps = env_.stamps - before;
     return hit;
   }
@@ -73,7 +75,7 @@ class ScanMemoTest : public ::testing::Test {
   // Keeps the scan and reuses it until the watch answers alone (and a
   // stamp of the working folder, for relative probes).
   void keep_and_watch(const std::vector<std::string>& paths, int watched_stamps = 0) {
-    memo_.keep("inputs", scan_of(paths));
+    memo_.keep(kInputs, scan_of(paths));
     int stamps = 0;
     ASSERT_TRUE(found(&stamps));
     EXPECT_EQ(stamps, static_cast<int>(paths.size()));  // first reuse: stat only
@@ -86,6 +88,15 @@ class ScanMemoTest : public ::testing::Test {
   CountingEnv env_;
   ScanMemo memo_;
 };
+
+TEST_F(ScanMemoTest, OnlyTheSameInputsFindAScan) {
+  memo_.keep(kInputs, scan_of({dir_ / "inc/x.h"}));
+  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {"sourcE"}}, env_), nullptr);
+  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {"source", ""}}, env_), nullptr);
+  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {}}, env_), nullptr);
+  EXPECT_EQ(memo_.find(ScanInputs{"Inputs", {"source"}}, env_), nullptr);
+  EXPECT_NE(memo_.find(ScanInputs{"inputs", {"source"}}, env_), nullptr);
+}
 
 TEST_F(ScanMemoTest, AWatchedScanStatsNothingUntilAnEdit) {
   keep_and_watch({dir_ / "first/x.h", dir_ / "inc/x.h"});
@@ -124,7 +135,7 @@ TEST_F(ScanMemoTest, RelativeProbesFollowTheWorkingFolder) {
 
 TEST_F(ScanMemoTest, WhatCannotBeWatchedStaysOnTheStatCheck) {
   fs::create_directory_symlink(dir_ / "inc", dir_ / "link");
-  memo_.keep("inputs", scan_of({dir_ / "link/x.h"}));
+  memo_.keep(kInputs, scan_of({dir_ / "link/x.h"}));
   for (int reuse = 0; reuse < 4; ++reuse) {
     int stamps = 0;
     ASSERT_TRUE(found(&stamps));
