@@ -18,6 +18,7 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -129,20 +130,29 @@ class KCACHE_EXPORT CacheKey {
 // material is compared with each.
 class KCACHE_EXPORT KeyText {
  public:
-  KeyText(std::string head, std::string_view source) : head_(std::move(head)), source_(source) {}
+  KeyText(std::string head, std::string_view source)
+      : head_(std::make_shared<const std::string>(std::move(head))), source_(source) {}
+  // A head shared with a memo, and its key when known (the digest of the
+  // same head and source: a memo that compared the source in full may
+  // keep it).
+  KeyText(std::shared_ptr<const std::string> head, std::string_view source,
+          std::optional<CacheKey> key = std::nullopt)
+      : head_(std::move(head)), source_(source), key_(key) {}
   // The XXH3-128 of the whole text: KeyMaterial::digest() of the same.
   [[nodiscard]] CacheKey key() const;
   // Whether `material` is this text, byte for byte.
   [[nodiscard]] bool matches(std::string_view material) const {
-    return material.size() == head_.size() + source_.size() && material.starts_with(head_) &&
-           material.substr(head_.size()) == source_;
+    return material.size() == head_->size() + source_.size() && material.starts_with(*head_) &&
+           material.substr(head_->size()) == source_;
   }
   // The whole text (what is stored with a compiled entry).
   [[nodiscard]] std::string joined() const;
+  [[nodiscard]] const std::shared_ptr<const std::string>& head() const { return head_; }
 
  private:
-  std::string head_;
-  std::string_view source_;  // the request's: valid while it lives
+  std::shared_ptr<const std::string> head_;  // never null
+  std::string_view source_;                  // the request's: valid while it lives
+  std::optional<CacheKey> key_;
 };
 
 // One named input of the key, e.g. {"target.arch", "gfx906"}.

@@ -1,6 +1,6 @@
 #include "core/key_builder.h"
 
-#include <charconv>
+#include <cstring>
 #include <set>
 
 #include "format/entry.h"
@@ -60,52 +60,99 @@ void collect_defines(const ParsedOptions& options, std::vector<std::string>& def
   }
 }
 
-// Every input of a scan: its shape, each piece length-prefixed (so no
-// two differ in only where one piece ends), and its texts by view (what
-// a scan memo is found by, without copying the source).
+// Writes a memo's shape: each piece prefixed by its length (8 raw bytes:
+// a shape is only hashed and compared, never read back), so no two shapes
+// differ in only where one piece ends.
+class Shape {
+ public:
+  explicit Shape(std::string& out) : out_(out) {}
+  void put(std::string_view piece) {
+    put_number(piece.size());
+    out_.append(piece);
+  }
+  void put_number(std::size_t n) {
+    char bytes[sizeof n];
+    std::memcpy(bytes, &n, sizeof n);
+    out_.append(bytes, sizeof bytes);
+  }
+  void put_list(const std::vector<std::string>& list) {
+    put_number(list.size());
+    for (const auto& item : list) put(item);
+  }
+  // The in-memory headers' names and sizes; their contents and the
+  // source go to `texts`, by view.
+  void put_texts(const KernelRequest& request, std::vector<std::string_view>& texts) {
+    put_number(request.headers.size());
+    texts.reserve(request.headers.size() + 1);
+    for (const auto& header : request.headers) {
+      put(header.name);
+      put_number(header.content.size());
+      texts.push_back(header.content);
+    }
+    put_number(request.source.size());
+    texts.push_back(request.source);
+  }
+
+ private:
+  std::string& out_;
+};
+
+// Every input of a scan: the search, the macros, the in-memory headers
+// and the source (what a scan memo is found by, without copying a text).
 ScanInputs scan_inputs(const SearchInputs& search, const ScanSettings& settings,
                        const KernelRequest& request) {
   ScanInputs inputs;
-  std::string& out = inputs.shape;
-  out.reserve(256);
-  auto put = [&out](std::string_view piece) {
-    char digits[24];
-    char* end = std::to_chars(digits, digits + sizeof digits, piece.size()).ptr;
-    out.append(digits, static_cast<std::size_t>(end - digits));
-    out.push_back(':');
-    out.append(piece);
-  };
-  auto put_number = [&put](std::size_t n) {
-    char digits[24];
-    char* end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-    put(std::string_view(digits, static_cast<std::size_t>(end - digits)));
-  };
-  put(dialect_name(search.dialect));
+  inputs.shape.reserve(256);
+  Shape shape(inputs.shape);
+  shape.put(dialect_name(search.dialect));
   for (const auto* list : {&search.paths, &search.trailing_paths}) {
-    put_number(list->size());
+    shape.put_number(list->size());
     for (const auto& path : *list) {
-      put_number(static_cast<std::size_t>(path.role));
-      put(path.path);
+      shape.put_number(static_cast<std::size_t>(path.role));
+      shape.put(path.path);
     }
   }
   for (const auto* list :
        {&search.include_dirs, &search.toolkit_dirs, &search.env_system_dirs, &settings.defines}) {
-    put_number(list->size());
-    for (const auto& item : *list) put(item);
+    shape.put_list(*list);
   }
-  put(search.no_source_include ? "1" : "0");
-  put(settings.unfound_is_compilers ? "1" : "0");
-  put(settings.everywhere_is_enough ? "1" : "0");
-  put_number(request.headers.size());
-  inputs.texts.reserve(request.headers.size() + 1);
-  for (const auto& header : request.headers) {
-    put(header.name);
-    put_number(header.content.size());
-    inputs.texts.push_back(header.content);
-  }
-  put_number(request.source.size());
-  inputs.texts.push_back(request.source);
+  shape.put(search.no_source_include ? "1" : "0");
+  shape.put(settings.unfound_is_compilers ? "1" : "0");
+  shape.put(settings.everywhere_is_enough ? "1" : "0");
+  shape.put_texts(request, inputs.texts);
   return inputs;
+}
+
+// Every input of a whole key text (a memo of heads is found by it): the
+// compiler, how it reads files, the target and the request.
+ScanInputs request_inputs(const KernelRequest& request, const CompilerIdentity& compiler,
+                          const CompilerInputs& inputs, const Target& target) {
+  ScanInputs all;
+  all.shape.reserve(512 + compiler.version.size() + request.options.size());
+  Shape shape(all.shape);
+  shape.put(compiler.backend);
+  shape.put(compiler.id);
+  shape.put(compiler.version);
+  shape.put(target.arch);
+  shape.put(target.features);
+  shape.put(inputs.dialect);
+  shape.put_list(inputs.leading_options);
+  shape.put_list(inputs.trailing_options);
+  shape.put_list(inputs.toolkit_dirs);
+  shape.put_list(inputs.system_dirs);
+  shape.put_number(inputs.environment.size());
+  for (const auto& [name, value] : inputs.environment) {
+    shape.put(name);
+    shape.put(value);
+  }
+  shape.put_list(inputs.harmless_options);
+  shape.put(inputs.owns_unfound_headers ? "1" : "0");
+  shape.put(inputs.one_option_string ? "1" : "0");
+  shape.put(request.options);
+  shape.put_list(request.include_dirs);
+  shape.put_list(request.kernel_names);
+  shape.put_texts(request, all.texts);
+  return all;
 }
 
 // The scan's fields of the key ("header", "headers.scan"), written once
@@ -121,11 +168,11 @@ std::string header_fields(const IncludeScan& scan) {
   return text;
 }
 
-// The key text, written straight into its serialized form: this runs on
-// every request.
-KeyText key_text(const KernelRequest& request, const CompilerIdentity& compiler,
-                 const CompilerInputs& inputs, const Target& target, const ParsedOptions& options,
-                 const IncludeScan& scan) {
+// The key text up to the source, written straight into its serialized
+// form: this runs on every request not found in a memo.
+std::string key_head(const KernelRequest& request, const CompilerIdentity& compiler,
+                     const CompilerInputs& inputs, const Target& target,
+                     const ParsedOptions& options, const IncludeScan& scan) {
   std::string text;
   text.reserve(512 + compiler.id.size() + compiler.version.size() + scan.key_fields.size());
   append_field(text, "kcache.key", std::to_string(kKeySchemaVersion));
@@ -145,7 +192,26 @@ KeyText key_text(const KernelRequest& request, const CompilerIdentity& compiler,
   // non-cryptographic key safe. Its line here, the source itself by
   // reference (append_raw_field's form).
   append_raw_field_line(text, kSourceField, request.source.size());
-  return KeyText(std::move(text), request.source);
+  return text;
+}
+
+KeyText key_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                 const CompilerInputs& inputs, const Target& target, const ParsedOptions& options,
+                 const IncludeScan& scan) {
+  return KeyText(key_head(request, compiler, inputs, target, options, scan), request.source);
+}
+
+// The key text from a scan, its head kept in `memo` by the whole request.
+KeyText memoized_text(const KernelRequest& request, const CompilerIdentity& compiler,
+                      const CompilerInputs& inputs, const Target& target,
+                      const ParsedOptions& options, std::shared_ptr<const IncludeScan> scan,
+                      KeyMemo* memo, const ScanInputs* whole) {
+  KeyText text(key_head(request, compiler, inputs, target, options, *scan), request.source);
+  if (memo == nullptr || whole == nullptr) return text;
+  const CacheKey key = text.key();  // the cache asks for it next: computed once
+  memo->heads.keep(*whole, std::move(scan),
+                   std::make_shared<const ScanNote>(ScanNote{text.head(), key}));
+  return KeyText(text.head(), request.source, key);
 }
 
 }  // namespace
@@ -155,6 +221,19 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
                                KeyMemo* memo, KeyedFiles* keyed_files) {
   if (request.source.empty()) return Status::invalid_argument("the request has no source");
   if (target.arch.empty()) return Status::invalid_argument("the request has no target arch");
+  // A request keyed before, while all its scan looked at holds: the head
+  // it had, found by everything it was derived from (parsing the options,
+  // the search and the fields again would cost more than the lookup).
+  ScanInputs whole;
+  const bool memoize = memo != nullptr && may_read_files(request.source);
+  if (memoize) {
+    whole = request_inputs(request, compiler, inputs, target);
+    ScanFound found = memo->heads.find(whole, env);
+    if (found.scan && found.note) {
+      if (keyed_files != nullptr) *keyed_files = {found.scan->files, found.scan->probes};
+      return KeyText(found.note->text, request.source, found.note->key);
+    }
+  }
   const Dialect dialect = parse_dialect(inputs.dialect);
   if (Status s = check_headers(request.headers, dialect); !s.is_ok()) return s;
   auto options = parse_options(request.options, dialect, inputs.harmless_options);
@@ -208,12 +287,14 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   settings.everywhere_is_enough = dialect == Dialect::kGcc || dialect == Dialect::kNvcc;
   settings.digests = memo != nullptr ? &memo->digests : nullptr;
 
+  const ScanInputs* whole_inputs = memoize ? &whole : nullptr;
   ScanInputs memo_inputs;
   if (memo != nullptr) {
     memo_inputs = scan_inputs(search, settings, request);
-    if (auto known = memo->scans.find(memo_inputs, env)) {
-      if (keyed_files != nullptr) *keyed_files = {known->files, known->probes};
-      return key_text(request, compiler, inputs, target, *options, *known);
+    if (ScanFound known = memo->scans.find(memo_inputs, env); known.scan) {
+      if (keyed_files != nullptr) *keyed_files = {known.scan->files, known.scan->probes};
+      return memoized_text(request, compiler, inputs, target, *options, std::move(known.scan), memo,
+                           whole_inputs);
     }
   }
   const IncludeModel model(std::move(search), &env);
@@ -222,9 +303,10 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   if (!scan->unkeyable.empty()) return Status::not_supported(scan->unkeyable);
   scan->key_fields = header_fields(*scan);
   if (keyed_files != nullptr) *keyed_files = {scan->files, scan->probes};
-  KeyText text = key_text(request, compiler, inputs, target, *options, *scan);
-  if (memo != nullptr) memo->scans.keep(memo_inputs, std::move(*scan));
-  return text;
+  auto kept = std::make_shared<const IncludeScan>(std::move(*scan));
+  if (memo != nullptr) memo->scans.keep(memo_inputs, kept);
+  return memoized_text(request, compiler, inputs, target, *options, std::move(kept), memo,
+                       whole_inputs);
 }
 
 Result<KeyText> build_key_text(const KernelRequest& request, const Compiler& compiler,

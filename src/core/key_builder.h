@@ -38,7 +38,11 @@ CacheKey key_of_material(std::string_view material);
 // use).
 struct KeyMemo {
   FileDigests digests;
+  // Scans, by what each was derived from; and whole key text heads, by
+  // everything the key was derived from (a request seen before costs a
+  // lookup and the scan's check, not the options, search and fields).
   ScanMemo scans;
+  ScanMemo heads;
 };
 
 // What a key was derived from on disk: the files whose content it holds,

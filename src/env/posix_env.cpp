@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <random>
 
 #include "env/change_watch.h"
 #include "env/env.h"
+#include "env/random.h"
 #include "env/unique_fd.h"
 
 namespace kcache {
@@ -123,9 +123,8 @@ Result<ByteBuffer> read_open_file(const UniqueFd& fd, const PathOf& path) {
 
 std::string temp_name_for(const std::string& path) {
   static std::atomic<std::uint64_t> counter{0};
-  thread_local std::mt19937_64 random{std::random_device{}()};
   return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)) +
-         "." + std::to_string(random() % 1000000);
+         "." + std::to_string(random_u64() % 1000000);
 }
 
 class PosixWritableFile final : public WritableFile {

@@ -221,7 +221,8 @@ class Lexer {
     if (open == std::string_view::npos || open - pos_ - 1 > 16) return false;
     const std::string_view delimiter = text_.substr(pos_ + 1, open - pos_ - 1);
     if (delimiter.find_first_of(" ()\\\t\v\f\n\"") != std::string_view::npos) return false;
-    const std::string close = ")" + std::string(delimiter) + "\"";
+    std::string close(1, ')');  // appended, not joined with +: gcc 12 warns wrongly
+    close.append(delimiter).push_back('"');
     const std::size_t end = text_.find(close, open + 1);
     if (end == std::string_view::npos) return false;
     pos_ = end + close.size();

@@ -76,7 +76,7 @@ ScanMemo::Kept* ScanMemo::kept_for(std::uint64_t hash,
   return nullptr;
 }
 
-std::shared_ptr<const IncludeScan> ScanMemo::find(const ScanInputs& inputs, const Env& env) {
+ScanFound ScanMemo::find(const ScanInputs& inputs, const Env& env) {
   const std::uint64_t hash = hash_of(inputs);
   Kept seen;  // a copy of the entry's state, without its inputs
   {
@@ -85,6 +85,7 @@ std::shared_ptr<const IncludeScan> ScanMemo::find(const ScanInputs& inputs, cons
     for (auto it = first; it != last && !seen.scan; ++it) {
       if (same_inputs(it->second, inputs)) {
         seen.scan = it->second.scan;
+        seen.note = it->second.note;
         seen.checks = it->second.checks;
         seen.quiet_at = it->second.quiet_at;
         seen.checked_ns = it->second.checked_ns;
@@ -94,9 +95,10 @@ std::shared_ptr<const IncludeScan> ScanMemo::find(const ScanInputs& inputs, cons
       }
     }
   }
-  if (!seen.scan) return nullptr;
+  if (!seen.scan) return {};
+  ScanFound found{seen.scan, seen.note};
   // Nothing on disk was looked at (every header in memory or the toolkit's).
-  if (seen.scan->probes.empty()) return seen.scan;
+  if (seen.scan->probes.empty()) return found;
   ChangeWatch* watch = env.change_watch();
   const std::int64_t now_ns = coarse_now_ns();
   constexpr std::int64_t kRecheckNs =
@@ -105,7 +107,7 @@ std::shared_ptr<const IncludeScan> ScanMemo::find(const ScanInputs& inputs, cons
     auto changes = watch->changes();
     if (changes && *changes == seen.quiet_at &&
         (!seen.relative || working_folder(env) == seen.working_folder)) {
-      return seen.scan;
+      return found;
     }
   }
 
@@ -128,7 +130,7 @@ std::shared_ptr<const IncludeScan> ScanMemo::find(const ScanInputs& inputs, cons
       }
     }
   }
-  if (!probes_hold(*seen.scan, env)) return nullptr;
+  if (!probes_hold(*seen.scan, env)) return {};
   if (quiet_at != 0 && relative && working_folder(env) != folder) quiet_at = 0;
 
   std::lock_guard lock(mutex_);
@@ -140,15 +142,20 @@ std::shared_ptr<const IncludeScan> ScanMemo::find(const ScanInputs& inputs, cons
     kept->working_folder = folder;
     kept->unwatchable = unwatchable;
   }
-  return seen.scan;
+  return found;
 }
 
 void ScanMemo::keep(const ScanInputs& inputs, IncludeScan scan) {
   if (!scan.reusable || !scan.unkeyable.empty()) return;
+  keep(inputs, std::make_shared<const IncludeScan>(std::move(scan)));
+}
+
+void ScanMemo::keep(const ScanInputs& inputs, std::shared_ptr<const IncludeScan> kept,
+                    std::shared_ptr<const ScanNote> note) {
+  if (!kept || !kept->reusable || !kept->unkeyable.empty()) return;
   const std::uint64_t hash = hash_of(inputs);
-  std::size_t size = inputs.shape.size();
+  std::size_t size = inputs.shape.size() + (note && note->text ? note->text->size() : 0);
   for (std::string_view text : inputs.texts) size += text.size();
-  auto kept = std::make_shared<const IncludeScan>(std::move(scan));
   std::lock_guard lock(mutex_);
   if (scans_.size() >= kMaxScans || bytes_ + size > kMaxBytes) {
     scans_.clear();
@@ -158,6 +165,7 @@ void ScanMemo::keep(const ScanInputs& inputs, IncludeScan scan) {
   for (auto it = first; it != last; ++it) {
     if (same_inputs(it->second, inputs)) {
       it->second.scan = std::move(kept);
+      it->second.note = std::move(note);
       it->second.checks = 0;
       it->second.quiet_at = 0;
       it->second.unwatchable = false;
@@ -169,6 +177,7 @@ void ScanMemo::keep(const ScanInputs& inputs, IncludeScan scan) {
   entry.shape = inputs.shape;
   entry.texts.assign(inputs.texts.begin(), inputs.texts.end());
   entry.scan = std::move(kept);
+  entry.note = std::move(note);
   scans_.emplace(hash, std::move(entry));
 }
 

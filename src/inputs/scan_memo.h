@@ -11,7 +11,10 @@
 // check while the watch's count of changes is the one it had when the
 // check last passed, and for a second at most (a write through a shared
 // mapping sends no event). A scan that walked folders or saw a file
-// changed within a timestamp tick is not kept. Thread-safe.
+// changed within a timestamp tick is not kept. A caller may keep a note
+// beside a scan (what it derived from both), returned while the scan
+// holds: key_builder.cpp keeps whole key heads so, in a second memo found
+// by the whole request. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -38,11 +41,29 @@ struct ScanInputs {
   std::vector<std::string_view> texts;
 };
 
+// What a caller derived from a scan and its inputs, kept beside the scan
+// (key_builder.cpp: a key text's head, and the key of that head with the
+// source the inputs hold).
+struct ScanNote {
+  std::shared_ptr<const std::string> text;
+  CacheKey key{};
+};
+
+// A scan found again, with what was kept beside it.
+struct ScanFound {
+  std::shared_ptr<const IncludeScan> scan;  // null: not found, or no longer true
+  std::shared_ptr<const ScanNote> note;     // keep()'s `note`, or null
+};
+
 class ScanMemo {
  public:
-  std::shared_ptr<const IncludeScan> find(const ScanInputs& inputs, const Env& env);
-  // Copies the texts of `inputs`.
+  ScanFound find(const ScanInputs& inputs, const Env& env);
+  // Copies the texts of `inputs`. `note`: what the caller derived from the
+  // inputs and the scan (key_builder.cpp keeps a whole key text's head),
+  // returned with the scan while it holds.
   void keep(const ScanInputs& inputs, IncludeScan scan);
+  void keep(const ScanInputs& inputs, std::shared_ptr<const IncludeScan> scan,
+            std::shared_ptr<const ScanNote> note = nullptr);
 
   // How long a watched scan may go without a stat check.
   static constexpr std::chrono::seconds kRecheckAfter{1};
@@ -56,6 +77,7 @@ class ScanMemo {
     std::string shape;
     std::vector<std::string> texts;
     std::shared_ptr<const IncludeScan> scan;
+    std::shared_ptr<const ScanNote> note;
     // How often its probes were checked and held.
     std::uint32_t checks = 0;
     // Watched: the watch's count of changes when the probes last held

@@ -394,6 +394,10 @@ Result<std::string> memo_key_of(const Case& c, KeyMemo& memo) {
   auto text =
       build_key_text(c.request, gcc().identity(), gcc().inputs(), target(), Env::posix(), &memo);
   if (!text) return text.status();
+  // A memo may keep the key with the text: it must be the text's digest.
+  auto material = KeyMaterial::parse(text->joined());
+  KCACHE_FUZZ_CHECK(material.is_ok() && material->digest() == text->key(),
+                    "a memo gave a key that is not its text's digest");
   return text->joined();
 }
 

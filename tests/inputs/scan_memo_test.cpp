@@ -67,7 +67,7 @@ class ScanMemoTest : public ::testing::Test {
   // Finds the scan, counting the stamps it took.
   bool found(int* stamps = nullptr) {
     const int before = env_.stamps;
-    const bool hit = memo_.find(kInputs, env_) != nullptr;
+    const bool hit = memo_.find(kInputs, env_).scan != nullptr;
     if (stamps != nullptr) *stamps = env_.stamps - before;
     return hit;
   }
@@ -91,11 +91,11 @@ class ScanMemoTest : public ::testing::Test {
 
 TEST_F(ScanMemoTest, OnlyTheSameInputsFindAScan) {
   memo_.keep(kInputs, scan_of({dir_ / "inc/x.h"}));
-  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {"sourcE"}}, env_), nullptr);
-  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {"source", ""}}, env_), nullptr);
-  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {}}, env_), nullptr);
-  EXPECT_EQ(memo_.find(ScanInputs{"Inputs", {"source"}}, env_), nullptr);
-  EXPECT_NE(memo_.find(ScanInputs{"inputs", {"source"}}, env_), nullptr);
+  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {"sourcE"}}, env_).scan, nullptr);
+  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {"source", ""}}, env_).scan, nullptr);
+  EXPECT_EQ(memo_.find(ScanInputs{"inputs", {}}, env_).scan, nullptr);
+  EXPECT_EQ(memo_.find(ScanInputs{"Inputs", {"source"}}, env_).scan, nullptr);
+  EXPECT_NE(memo_.find(ScanInputs{"inputs", {"source"}}, env_).scan, nullptr);
 }
 
 TEST_F(ScanMemoTest, AWatchedScanStatsNothingUntilAnEdit) {

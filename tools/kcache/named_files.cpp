@@ -1,15 +1,17 @@
 #include "named_files.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <random>
 #include <utility>
 
 #include "env/unique_fd.h"
@@ -38,12 +40,22 @@ std::string errno_text(int err) { return std::strerror(err); }
 // <dir>/.<name>.kcache-tmp-<random>: hidden, beside `path` (so the rename
 // stays on one file system), and not guessable in advance.
 std::string temp_name_for(const std::string& path) {
-  static std::mt19937_64 random{std::random_device{}()};
+  // getrandom(2), not std::random_device: its CPU probe traps to the
+  // hypervisor here (~40 us a process). Without entropy, a clock and a
+  // counter (the name is then only unique; the file is opened O_EXCL).
+  std::uint64_t random = 0;
+  if (::getrandom(&random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) {
+    static std::uint64_t counter = 0;
+    random =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        (++counter << 48);
+  }
   const std::filesystem::path target(path);
   const std::filesystem::path dir = target.parent_path();
   char suffix[17];
-  std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
-  const std::string name = "." + target.filename().string() + ".kcache-tmp-" + suffix;
+  std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random));
+  std::string name(1, '.');  // appended, not joined with +: gcc 12 warns wrongly
+  name.append(target.filename().string()).append(".kcache-tmp-").append(suffix);
   return dir.empty() ? name : (dir / name).string();
 }
 

@@ -4,9 +4,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <random>
 #include <string>
 
+#include "env/random.h"
 #include "format/endian.h"
 #include "format/entry.h"
 #include "format/hash.h"
@@ -69,21 +69,14 @@ Result<std::optional<HintRecord>> record_at(const File& log, std::uint64_t offse
 
 Generation new_generation() {
   Generation generation;
-  try {
-    std::random_device random;
-    for (std::size_t i = 0; i < generation.size(); i += 4) {
-      le::put_u32(generation.data() + i, random());
-    }
-  } catch (const std::exception&) {
-    // No entropy source (some sandboxes): time, address and a counter are
-    // unique enough for telling two logs of one path apart.
-    static std::atomic<std::uint64_t> counter{0};
-    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-    const std::string seed = std::to_string(now) + "/" + std::to_string(counter.fetch_add(1)) +
-                             "/" + std::to_string(reinterpret_cast<std::uintptr_t>(&generation));
-    generation = xxh3_128(seed);
-  }
-  return generation;
+  if (random_bytes(generation)) return generation;
+  // No entropy source (some sandboxes): time, address and a counter are
+  // unique enough for telling two logs of one path apart.
+  static std::atomic<std::uint64_t> counter{0};
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  const std::string seed = std::to_string(now) + "/" + std::to_string(counter.fetch_add(1)) + "/" +
+                           std::to_string(reinterpret_cast<std::uintptr_t>(&generation));
+  return xxh3_128(seed);
 }
 
 std::uint64_t HintRecord::end() const { return offset + (removal() ? kRemovalSize : padded(size)); }

@@ -30,7 +30,7 @@ inline constexpr std::uint64_t kAlignment = 8;
 using Generation = std::array<std::uint8_t, 16>;
 enum class FileKind { kLog, kHint };
 
-// A fresh random generation (std::random_device).
+// A fresh random generation (getrandom(2)).
 Generation new_generation();
 
 std::array<std::uint8_t, kHeaderSize> encode_header(FileKind kind, const Generation& generation);

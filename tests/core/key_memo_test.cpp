@@ -1,0 +1,179 @@
+// A KeyMemo makes keying cheaper, never different: whatever it keeps (the
+// digests, the scans, whole key heads found by the request), a request
+// keyed through it gets the text and the key a fresh derivation gives, for
+// every input the key is derived from and after every edit.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/key_builder.h"
+#include "env/env.h"
+#include "fakes/temp_folder.h"
+#include "inputs/file_digests.h"
+
+namespace kcache {
+namespace {
+
+using testing::TempFolder;
+using testing::write_file;
+namespace fs = std::filesystem;
+
+struct Keyed {
+  std::string text;
+  CacheKey key;
+  friend bool operator==(const Keyed&, const Keyed&) = default;
+};
+
+struct Inputs {
+  KernelRequest request;
+  CompilerIdentity identity{"nvrtc", "stand-in", "12.4"};
+  CompilerInputs compiler;
+  Target target{"sm_90", "", 0};
+};
+
+class KeyMemoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_file(dir_ / "inc/a.h", "#define A 1\n#include \"b.h\"\n");
+    write_file(dir_ / "inc/b.h", "#define B 2\n");
+    base_.request.source =
+        "#include \"a.h\"\nextern \"C\" __global__ void k(float* x) { *x = A; }\n";
+    base_.request.options = "-I" + (dir_ / "inc") + " -default-device";
+    base_.request.kernel_names = {"k"};
+    base_.compiler.dialect = "nvrtc";
+  }
+
+  // A scan that read a file changed within a timestamp tick is not kept
+  // (ccache's guard; its ctime cannot be set back): waits, on the clock,
+  // until every file here is older than that.
+  void settle() {
+    for (const auto& entry : fs::recursive_directory_iterator(dir_.path())) {
+      for (;;) {
+        auto stamp = Env::posix().stamp(entry.path().string());
+        if (!stamp || !changed_recently(*stamp)) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
+
+  static Keyed keyed(const Inputs& in, KeyMemo* memo) {
+    auto text = build_key_text(in.request, in.identity, in.compiler, in.target, Env::posix(), memo);
+    EXPECT_TRUE(text.is_ok()) << text.status().to_string();
+    if (!text) return {};
+    return {text->joined(), text->key()};
+  }
+
+  // Through the memo, and alike without one (the key being the digest of
+  // the text, as KeyMaterial computes it).
+  Keyed memoized(const Inputs& in) {
+    const Keyed through = keyed(in, &memo_);
+    const Keyed fresh = keyed(in, nullptr);
+    EXPECT_EQ(through, fresh) << "the memo keyed a request otherwise";
+    auto material = KeyMaterial::parse(fresh.text);
+    EXPECT_TRUE(material.is_ok());
+    if (material) {
+      EXPECT_EQ(material->digest(), fresh.key);
+    }
+    return through;
+  }
+
+  // Keys `base_` until the memo answers from its whole heads (the third
+  // reuse of a scan is watched).
+  Keyed warm() {
+    settle();
+    Keyed first = memoized(base_);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(memoized(base_), first);
+    return first;
+  }
+
+  TempFolder dir_;
+  KeyMemo memo_;
+  Inputs base_;
+};
+
+// Each change to one input, with whether it must move the key (some are
+// the compiler's own and move the key only through what they make the
+// scan find: both ways the memo must key as a fresh derivation does).
+TEST_F(KeyMemoTest, EveryInputOfTheKeySeparatesRequests) {
+  write_file(dir_ / "first/a.h", "#define A 7\n");
+  const std::string first = dir_ / "first";
+  const Keyed base = warm();
+  struct Change {
+    std::string what;
+    bool moves_key;
+    std::function<void(Inputs&)> apply;
+  };
+  const std::vector<Change> changes = {
+      {"source", true, [](Inputs& in) { in.request.source[in.request.source.size() - 3] = 'B'; }},
+      {"option", true, [](Inputs& in) { in.request.options += " -DX=1"; }},
+      {"option value", true, [](Inputs& in) { in.request.options += " -arch=sm_80"; }},
+      {"kernel name", true, [](Inputs& in) { in.request.kernel_names.push_back("k2"); }},
+      {"include dir", true,
+       [this](Inputs& in) { in.request.include_dirs.push_back(dir_ / "inc"); }},
+      {"memory header", true,
+       [](Inputs& in) {
+         in.request.headers.push_back({"b.h", "#define B 3\n"});
+       }},
+      {"arch", true, [](Inputs& in) { in.target.arch = "sm_80"; }},
+      {"features", true, [](Inputs& in) { in.target.features = "a"; }},
+      {"backend", true, [](Inputs& in) { in.identity.backend = "command"; }},
+      {"compiler id", true, [](Inputs& in) { in.identity.id = "other"; }},
+      {"compiler version", true, [](Inputs& in) { in.identity.version = "12.5"; }},
+      {"environment", true,
+       [](Inputs& in) {
+         in.compiler.environment.push_back({"NVRTC_X", "1"});
+       }},
+      {"leading -I that shadows", true,
+       [first](Inputs& in) { in.compiler.leading_options.push_back("-I" + first); }},
+      {"leading macro", false, [](Inputs& in) { in.compiler.leading_options.push_back("-DY=2"); }},
+      {"trailing -I", false,
+       [first](Inputs& in) { in.compiler.trailing_options.push_back("-I" + first); }},
+      {"toolkit folder", false, [first](Inputs& in) { in.compiler.toolkit_dirs.push_back(first); }},
+      {"dialect", false, [](Inputs& in) { in.compiler.dialect = "generic"; }},
+      {"harmless option", false,
+       [](Inputs& in) { in.compiler.harmless_options.push_back("-default-device"); }},
+  };
+  for (const auto& change : changes) {
+    Inputs variant = base_;
+    change.apply(variant);
+    Keyed once{};
+    // (The files are settled: every variant's scan is kept and reused.)
+    for (int i = 0; i < 4; ++i) {
+      const Keyed now = memoized(variant);
+      if (i == 0) once = now;
+      EXPECT_EQ(now, once) << change.what;
+    }
+    if (change.moves_key) {
+      EXPECT_NE(once.key, base.key) << change.what << " left the key";
+    }
+    EXPECT_EQ(memoized(base_), base) << "after " << change.what;
+  }
+}
+
+TEST_F(KeyMemoTest, AnEditedHeaderIsKeyedAnew) {
+  const Keyed before = warm();
+  write_file(dir_ / "inc/b.h", "#define B 3\n");  // same size, watched by now
+  const Keyed after = memoized(base_);
+  EXPECT_NE(after.key, before.key);
+  write_file(dir_ / "inc/b.h", "#define B 2\n");
+  EXPECT_EQ(memoized(base_), before);
+}
+
+TEST_F(KeyMemoTest, AShadowingHeaderIsKeyedAnew) {
+  base_.request.options = "-I" + (dir_ / "first") + " " + base_.request.options;
+  fs::create_directories(dir_ / "first");
+  const Keyed before = warm();
+  write_file(dir_ / "first/b.h", "#define B 9\n");  // inc/a.h finds inc/b.h first
+  EXPECT_EQ(memoized(base_), before);
+  write_file(dir_ / "first/a.h", "#define A 9\n");  // found before inc/a.h now
+  EXPECT_NE(memoized(base_).key, before.key);
+}
+
+}  // namespace
+}  // namespace kcache
