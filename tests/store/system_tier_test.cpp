@@ -1,6 +1,7 @@
 #include "store/system/system_tier.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -194,6 +195,41 @@ TEST(SystemTierTest, UnusablePackageIsAbsentWithOneWarning) {
     }
     EXPECT_TRUE(std::filesystem::exists(dir / (exact + ".kdb")));
   }
+}
+
+// ssh's StrictModes (store/trusted_path.h): a package in a folder others
+// can write in is refused with one warning saying why, never a "missing"
+// one; verify lists it; closed again, it is served.
+TEST(SystemTierTest, PackageOthersCouldWriteIsRefusedWithOneWarning) {
+  TempFolder dir;
+  Entry entry = entry_named("e");
+  write_package(dir / "sm_53.kdb", {entry});
+  ASSERT_EQ(::chmod(dir.path().c_str(), 01777), 0);
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
+  for (int i = 0; i < 3; ++i) {
+    auto got = tier->get({"sm_53", "sm_53"}, entry.key);
+    ASSERT_TRUE(got.is_ok());
+    EXPECT_FALSE(got->has_value());
+  }
+  ASSERT_EQ(captured.lines.size(), 1u);
+  EXPECT_NE(captured.lines[0].find("System database file " + dir / "sm_53.kdb" +
+                                   " is not used: another user could have written it (folder " +
+                                   dir.path() + " is writable by others (mode 1777))"),
+            std::string::npos)
+      << captured.lines[0];
+  VerifyReport report;
+  ASSERT_TRUE(tier->verify(false, report).is_ok());
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0].path, dir / "sm_53.kdb");
+  EXPECT_EQ(report.entries_ok, 0u);
+
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0700), 0);
+  auto closed = make_system_tier(dir.path(), Env::posix(), log, events);
+  EXPECT_TRUE(closed->get({"sm_53", "sm_53"}, entry.key)->has_value());
+  EXPECT_EQ(captured.lines.size(), 1u);
 }
 
 // EACCES on open and EIO on read, through the Env: one warning naming the

@@ -5,12 +5,18 @@
 #include <mutex>
 
 #include "format/kdb_file.h"
+#include "store/trusted_path.h"
 
 namespace kcache {
 namespace {
 
 // Packages are read-only here: verify names the problem, --repair leaves it.
 constexpr const char* kNotRepaired = " (a read-only package: reinstall or remove it)";
+// Why a package is refused, in the words of its warning and of verify.
+std::string untrusted_text(const std::string& reason) {
+  return "not used: another user could have written it (" + reason +
+         "); fix the owner or mode, or remove it";
+}
 
 class SystemTier final : public Tier {
  public:
@@ -70,6 +76,10 @@ class SystemTier final : public Tier {
     for (const auto& db : *names) {
       const std::string path = folder_ + "/" + db + ".kdb";
       ++report.databases_checked;
+      if (auto reason = untrusted_reason(path, env_)) {
+        report.problems.push_back({path, untrusted_text(*reason), false});
+        continue;
+      }
       auto kdb = KdbReader::open(path, env_);
       if (!kdb) {
         report.problems.push_back({path, kdb.status().message() + kNotRepaired, false});
@@ -104,8 +114,16 @@ class SystemTier final : public Tier {
     auto it = packages_.find(db);
     if (it != packages_.end()) return it->second;
     const std::string path = folder_ + "/" + db + ".kdb";
-    auto opened = KdbReader::open(path, env_);
     Package& kept = packages_[db];
+    // Trusted as far as its file (ssh's StrictModes): a package another
+    // user could write is refused, once, and the tier goes on without it.
+    if (auto reason = untrusted_reason(path, env_)) {
+      kept.present = true;  // refused, not missing: no second warning
+      log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
+                     "System database file " + path + " is " + untrusted_text(*reason));
+      return kept;
+    }
+    auto opened = KdbReader::open(path, env_);
     kept.present = opened.is_ok() || opened.status().code() != StatusCode::kNotFound;
     // A package that cannot be used is treated as absent, with one warning
     // naming the file and the reason: a damaged one is counted as corrupt

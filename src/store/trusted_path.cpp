@@ -1,0 +1,70 @@
+#include "store/trusted_path.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+namespace kcache {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string octal(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+std::optional<std::string> owner_reason(const std::string& what, const FileInfo& info, uid_t me) {
+  if (info.owner == 0 || info.owner == me) return std::nullopt;
+  return what + " is owned by another user (uid " + std::to_string(info.owner) + ")";
+}
+
+// `folder` and every folder above it; `holding`: it holds the file.
+std::optional<std::string> folders_reason(fs::path folder, const Env& env, uid_t me) {
+  bool holding = true;
+  for (;;) {
+    const std::string name = folder.empty() ? "/" : folder.string();
+    auto info = env.file_info(name);
+    if (!info) return "folder " + name + " cannot be looked at: " + info.status().message();
+    if (auto reason = owner_reason("folder " + name, *info, me)) return reason;
+    // A link's own mode means nothing; its target is checked apart.
+    if (info->type != FileType::kSymlink && (info->mode & 022) != 0) {
+      if (holding) {
+        return "folder " + name + " is writable by others (mode " + octal(info->mode) + ")";
+      }
+      if ((info->mode & 01000) == 0) {
+        return "folder " + name + " is writable by others without the sticky bit (mode " +
+               octal(info->mode) + ")";
+      }
+    }
+    holding = false;  // above it, a sticky folder keeps what others own in place
+    if (!folder.has_relative_path()) return std::nullopt;  // that was "/"
+    folder = folder.parent_path();
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> untrusted_reason(const std::string& path, const Env& env) {
+  auto info = env.file_info(path);
+  if (!info) return std::nullopt;
+  const uid_t me = env.user_id();
+  const std::string what = "file " + path;
+  if (info->type == FileType::kSymlink) return what + " is a symbolic link";
+  if (auto reason = owner_reason(what, *info, me)) return reason;
+  if ((info->mode & 022) != 0) {
+    return what + " is writable by others (mode " + octal(info->mode) + ")";
+  }
+  std::error_code error;
+  const fs::path absolute = fs::absolute(path, error).lexically_normal();
+  if (error) return what + " cannot be placed: " + error.message();
+  if (auto reason = folders_reason(absolute.parent_path(), env, me)) return reason;
+  // Through the links on the way: where the file really is.
+  const fs::path real = fs::canonical(absolute.parent_path(), error);
+  if (error) return "the folder of " + path + " cannot be resolved: " + error.message();
+  if (real != absolute.parent_path()) return folders_reason(real, env, me);
+  return std::nullopt;
+}
+
+}  // namespace kcache

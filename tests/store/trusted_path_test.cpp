@@ -1,0 +1,139 @@
+// ssh's StrictModes for what kcache serves: a file another user could
+// have written is named, with why; the owner is faked through the Env so
+// that the rule is tested alike as root and as a user.
+#include "store/trusted_path.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include "fakes/temp_folder.h"
+
+namespace kcache {
+namespace {
+
+using testing::TempFolder;
+using testing::write_file;
+namespace fs = std::filesystem;
+
+// The real file system, with other owners for some paths.
+class OwnersEnv : public EnvWrapper {
+ public:
+  OwnersEnv() : EnvWrapper(const_cast<Env&>(Env::posix())) {}
+  Result<FileInfo> file_info(const std::string& path) const override {
+    auto info = EnvWrapper::file_info(path);
+    if (info) {
+      if (auto it = owners.find(path); it != owners.end()) info->owner = it->second;
+    }
+    return info;
+  }
+  std::map<std::string, uid_t> owners;
+};
+
+class TrustedPathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::chmod(dir_.path().c_str(), 0700);
+    write_file(dir_ / "db/p.kdb", "package");
+    ::chmod((dir_ / "db").c_str(), 0755);
+    ::chmod((dir_ / "db/p.kdb").c_str(), 0644);
+  }
+  std::optional<std::string> reason(const std::string& path) {
+    return untrusted_reason(path, env_);
+  }
+  static uid_t other() { return ::getuid() == 12345 ? 12346 : 12345; }
+
+  TempFolder dir_;
+  OwnersEnv env_;
+};
+
+TEST_F(TrustedPathTest, APrivateFileIsTrusted) {
+  EXPECT_EQ(reason(dir_ / "db/p.kdb"), std::nullopt);
+  EXPECT_EQ(reason(dir_ / "db/absent.kdb"), std::nullopt);  // absent: the caller's business
+}
+
+TEST_F(TrustedPathTest, AFileOthersCanWriteIsNot) {
+  for (mode_t mode : {0666, 0646, 0664}) {
+    ::chmod((dir_ / "db/p.kdb").c_str(), mode);
+    auto why = reason(dir_ / "db/p.kdb");
+    ASSERT_TRUE(why.has_value()) << std::oct << mode;
+    EXPECT_NE(why->find("is writable by others"), std::string::npos) << *why;
+  }
+}
+
+TEST_F(TrustedPathTest, AFileOfAnotherUserIsNot) {
+  env_.owners[dir_ / "db/p.kdb"] = other();
+  auto why = reason(dir_ / "db/p.kdb");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("owned by another user (uid " + std::to_string(other()) + ")"),
+            std::string::npos)
+      << *why;
+  env_.owners[dir_ / "db/p.kdb"] = 0;  // root's is trusted
+  EXPECT_EQ(reason(dir_ / "db/p.kdb"), std::nullopt);
+}
+
+// Whoever can write in the folder can add a package: its sticky bit does
+// not help.
+TEST_F(TrustedPathTest, AFolderOthersCanWriteInIsNot) {
+  for (mode_t mode : {0777, 01777, 0775, 0757}) {
+    ::chmod((dir_ / "db").c_str(), mode);
+    auto why = reason(dir_ / "db/p.kdb");
+    ASSERT_TRUE(why.has_value()) << std::oct << mode;
+    EXPECT_NE(why->find("folder " + dir_ / "db" + " is writable by others"), std::string::npos)
+        << *why;
+  }
+  ::chmod((dir_ / "db").c_str(), 0755);
+  env_.owners[dir_ / "db"] = other();
+  EXPECT_TRUE(reason(dir_ / "db/p.kdb").has_value());
+}
+
+// Above it, a folder others can write is safe only with the sticky bit
+// (nobody then moves what another owns), as /tmp is.
+TEST_F(TrustedPathTest, AFolderAboveNeedsTheStickyBitIfOthersWriteIt) {
+  ::chmod(dir_.path().c_str(), 0777);
+  auto why = reason(dir_ / "db/p.kdb");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("without the sticky bit"), std::string::npos) << *why;
+  ::chmod(dir_.path().c_str(), 01777);
+  EXPECT_EQ(reason(dir_ / "db/p.kdb"), std::nullopt);
+  env_.owners[dir_.path()] = other();
+  EXPECT_TRUE(reason(dir_ / "db/p.kdb").has_value());
+}
+
+TEST_F(TrustedPathTest, LinksAreCheckedThrough) {
+  // The file itself may not be a link.
+  fs::create_symlink(dir_ / "db/p.kdb", dir_ / "db/link.kdb");
+  auto why = reason(dir_ / "db/link.kdb");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("is a symbolic link"), std::string::npos) << *why;
+
+  // A folder reached through a link: the link's owner and the target's
+  // folders count.
+  write_file(dir_ / "open/p.kdb", "package");
+  ::chmod((dir_ / "open/p.kdb").c_str(), 0644);
+  ::chmod((dir_ / "open").c_str(), 0777);
+  fs::create_directory_symlink(dir_ / "open", dir_ / "via");
+  why = reason(dir_ / "via/p.kdb");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("folder " + dir_ / "open" + " is writable by others"), std::string::npos)
+      << *why;
+  ::chmod((dir_ / "open").c_str(), 0755);
+  EXPECT_EQ(reason(dir_ / "via/p.kdb"), std::nullopt);
+  env_.owners[dir_ / "via"] = other();  // its owner could point it elsewhere
+  EXPECT_TRUE(reason(dir_ / "via/p.kdb").has_value());
+}
+
+TEST_F(TrustedPathTest, RelativePathsAreCheckedFromTheWorkingFolder) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_ / "db");
+  EXPECT_EQ(reason("p.kdb"), std::nullopt);
+  ::chmod((dir_ / "db").c_str(), 0777);
+  EXPECT_TRUE(reason("p.kdb").has_value());
+  fs::current_path(before);
+}
+
+}  // namespace
+}  // namespace kcache
