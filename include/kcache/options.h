@@ -56,6 +56,9 @@ struct KCACHE_EXPORT CacheOptions {
   // How long a compile error is remembered (KCACHE_FAILURE_TTL); zero
   // turns the negative cache off.
   std::optional<std::chrono::milliseconds> failure_ttl{};
+  // A manifest every requested kernel is added to, once (KCACHE_RECORD;
+  // docs/formats.md); an empty string records nothing.
+  std::optional<std::string> record_path{};
   // When false, KCACHE_* environment variables are ignored.
   bool read_environment = true;
   // Where messages go; stderr when empty.
@@ -88,6 +91,8 @@ struct KCACHE_EXPORT ResolvedConfig {
   std::string compression = "none";
   std::chrono::milliseconds lock_timeout{120'000};
   std::chrono::milliseconds failure_ttl{3'600'000};
+  // The manifest requests are recorded in (KCACHE_RECORD); empty: none.
+  std::string record_path{};
   // Problems met while resolving (a malformed value, HOME unset), as
   // messages; they are also logged once when a cache opens.
   std::vector<std::string> warnings{};

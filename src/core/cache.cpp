@@ -24,6 +24,7 @@
 
 #include "core/cache_internal.h"
 #include "core/config.h"
+#include "core/kernel_recorder.h"
 #include "core/key_builder.h"
 #include "core/log.h"
 #include "core/read_manifest.h"
@@ -127,6 +128,9 @@ class Cache::Impl final : public TierEvents {
     for (const auto& warning : config_.warnings)
       log_.warn_once("Config:" + warning, "Config", warning);
     prepare_hashing();  // keys are derived even with the cache off
+    if (!config_.record_path.empty()) {
+      recorder_ = std::make_unique<KernelRecorder>(config_.record_path, env_, log_);
+    }
     if (!config_.enabled) return;
     if (config_.memory_cache_size > 0) memory_ = make_memory_tier(config_.memory_cache_size);
     if (!config_.system_db_path.empty()) {
@@ -193,6 +197,7 @@ class Cache::Impl final : public TierEvents {
     const DbNames names{target.db_basename(), target.arch_basename()};
     const KeyText& material_text = prepared.text_;
     const CacheKey& key = prepared.key_;
+    if (recorder_) recorder_->record(request, compiler.identity(), target, key, material_text);
     if (!config_.enabled) {
       Keyed unstored{key, material_text.joined(), names.exact};
       return compile_only(request, compiler, target, &unstored);
@@ -676,6 +681,7 @@ class Cache::Impl final : public TierEvents {
   Env& env_;
   const Logger log_;
   Compression compression_ = Compression::kNone;
+  std::unique_ptr<KernelRecorder> recorder_;  // KCACHE_RECORD, when set
   std::unique_ptr<Tier> memory_;
   std::unique_ptr<Tier> system_;
   std::unique_ptr<Tier> user_;

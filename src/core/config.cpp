@@ -55,6 +55,9 @@ constexpr SettingRow kSettingsTable[] = {
      "every start; 0 turns this off"},
     {"compression", SettingType::kCompression, "KCACHE_COMPRESSION", "none",
      "none or zstd (if built in)", "none or zstd, for new user-tier entries (none loads fastest)"},
+    {"record", SettingType::kPath, "KCACHE_RECORD", "", "a file path",
+     "a manifest (JSON lines) that every kernel the program asks for is added to, once, for "
+     "`kcache pack`; empty: nothing is recorded"},
 };
 
 std::string lower(std::string_view text) {
@@ -303,6 +306,7 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
       return std::to_string(*options.memory_cache_size);
     }
     if (name == "compression") return options.compression;
+    if (name == "record") return options.record_path;
     if (name == "failure_ttl" && options.failure_ttl) {
       return std::to_string(options.failure_ttl->count()) + "ms";
     }
@@ -365,6 +369,11 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
   config.compression = lower(trim(value_of("compression")));
   config.lock_timeout = std::chrono::milliseconds(*parse_duration_ms(value_of("lock_timeout")));
   config.failure_ttl = std::chrono::milliseconds(*parse_duration_ms(value_of("failure_ttl")));
+  // Recorded even with the cache off: what a program asks for is known
+  // whether or not it is cached.
+  if (std::string record = value_of("record"); !record.empty()) {
+    config.record_path = expand_path(record, env).value_or(record);
+  }
 
   if (std::string_view(KCACHE_BUILD_DISABLED_REASON).size() > 0) {
     config.enabled = false;

@@ -1,0 +1,153 @@
+#include "core/kernel_recorder.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "format/hash.h"
+
+namespace kcache {
+namespace {
+
+using json = nlohmann::json;
+
+// How long a writer waits for another one holding the manifest.
+constexpr std::chrono::seconds kLockWait{10};
+
+// A text as JSON holds it: a string when it is UTF-8, else {"hex": its
+// bytes in hex}.
+json text_value(std::string_view text) {
+  json value = std::string(text);
+  try {
+    (void)value.dump();  // throws on bytes that are not UTF-8
+    return value;
+  } catch (const json::type_error&) {
+    return {{"hex", to_hex({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()})}};
+  }
+}
+
+}  // namespace
+
+KernelRecorder::KernelRecorder(std::string path, Env& env, const Logger& log)
+    : path_(std::move(path)), env_(env), log_(log) {}
+
+std::string KernelRecorder::line_of(const KernelRequest& request, const CompilerIdentity& compiler,
+                                    const Target& target, const CacheKey& key,
+                                    const KeyText& text) {
+  json line;
+  line["kcache_manifest"] = 1;
+  line["key"] = key.hex();
+  line["backend"] = text_value(compiler.backend);
+  line["compiler"] = {{"id", text_value(compiler.id)}, {"version", text_value(compiler.version)}};
+  line["target"] = {{"arch", text_value(target.arch)},
+                    {"features", text_value(target.features)},
+                    {"units", target.units}};
+  line["options"] = text_value(request.options);
+  line["kernel_names"] = json::array();
+  for (const auto& name : request.kernel_names) line["kernel_names"].push_back(text_value(name));
+  line["include_dirs"] = json::array();
+  for (const auto& dir : request.include_dirs) line["include_dirs"].push_back(text_value(dir));
+  line["headers"] = json::array();
+  for (const auto& header : request.headers) {
+    line["headers"].push_back(
+        {{"name", text_value(header.name)}, {"content", text_value(header.content)}});
+  }
+  // The headers on disk as the key saw them: its "header" fields
+  // ("<name> <where found> <digest>").
+  line["key_headers"] = json::array();
+  if (auto material = KeyMaterial::parse(text.joined())) {
+    for (const auto& field : material->fields()) {
+      if (field.name == "header" && field.value.find(" memory:") == std::string::npos) {
+        line["key_headers"].push_back(text_value(field.value));
+      }
+    }
+  }
+  line["source"] = text_value(request.source);
+  return line.dump();
+}
+
+void KernelRecorder::record(const KernelRequest& request, const CompilerIdentity& compiler,
+                            const Target& target, const CacheKey& key, const KeyText& text) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_ || recorded_.contains(key)) return;
+  }
+  const std::string line = line_of(request, compiler, target, key, text);
+  std::lock_guard lock(mutex_);
+  if (stopped_ || recorded_.contains(key)) return;
+  if (Status s = append_once(key, line); !s.is_ok()) {
+    stopped_ = true;
+    log_.warn_once("Record:" + path_, "Record",
+                   "Cannot record kernels in " + path_ + " (KCACHE_RECORD): " + s.message() +
+                       "; recording stops for this process");
+  }
+}
+
+Status KernelRecorder::append_once(const CacheKey& key, const std::string& line) {
+  auto file = env_.open_file(path_, OpenMode::kCreate, 0644);
+  if (!file) return file.status();
+  // The manifest's byte 0, held for this append alone.
+  std::unique_ptr<FileLock> held;
+  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  for (auto pause = std::chrono::milliseconds(1);;) {
+    auto lock = env_.try_lock(path_, 0);
+    if (!lock) return lock.status();
+    if (*lock) {
+      held = std::move(*lock);
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::unavailable("another process held it for " +
+                                 std::to_string(kLockWait.count()) + " s");
+    }
+    std::this_thread::sleep_for(pause);  // another writer's append: short
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+  auto size = (*file)->size();
+  if (!size) return size.status();
+  if (Status s = catch_up(**file, *size); !s.is_ok()) return s;
+  if (recorded_.contains(key)) return Status::ok();  // another process wrote it
+  std::string out;
+  // A line a killed writer left unended is ended, not joined to ours.
+  if (*size > read_up_to_) out.push_back('\n');
+  out.append(line).push_back('\n');
+  if (Status s =
+          (*file)->write_at(*size, {reinterpret_cast<const std::uint8_t*>(out.data()), out.size()});
+      !s.is_ok()) {
+    // Cut back what was written: a partial line must not stay behind.
+    (void)(*file)->truncate(*size);
+    return s;
+  }
+  recorded_.insert(key);
+  read_up_to_ = *size + out.size();
+  return Status::ok();
+}
+
+Status KernelRecorder::catch_up(File& file, std::uint64_t size) {
+  if (size < read_up_to_) {
+    // Replaced or cut by someone: read it again whole.
+    read_up_to_ = 0;
+  }
+  if (size == read_up_to_) return Status::ok();
+  std::string text(size - read_up_to_, '\0');
+  if (Status s =
+          file.read_at(read_up_to_, {reinterpret_cast<std::uint8_t*>(text.data()), text.size()});
+      !s.is_ok()) {
+    return s;
+  }
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string_view one(text.data() + start, end - start);
+    json parsed = json::parse(one, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_object() && parsed.contains("key") && parsed["key"].is_string()) {
+      if (auto known = CacheKey::from_hex(parsed["key"].get<std::string>())) {
+        recorded_.insert(*known);
+      }
+    }
+  }
+  // An unended last line (a writer killed midway) stays unread.
+  read_up_to_ += start;
+  return Status::ok();
+}
+
+}  // namespace kcache

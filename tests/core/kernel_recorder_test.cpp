@@ -1,0 +1,184 @@
+// KCACHE_RECORD: every kernel a program asks for lands in the manifest
+// once, with what a compile needs, from one process or many; a line cut
+// short by a killed writer is ended and skipped; a manifest that cannot be
+// written warns once and never fails a request.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/kernel_recorder.h"
+#include "fakes/cache_fixture.h"
+
+namespace kcache {
+namespace {
+
+using json = nlohmann::json;
+using testing::read_file;
+using testing::write_file;
+
+class KernelRecorderTest : public testing::CacheFixture {
+ protected:
+  void SetUp() override {
+    CacheFixture::SetUp();
+    env.vars["KCACHE_RECORD"] = manifest_;
+  }
+
+  // Each line of the manifest (the last one only if ended).
+  std::vector<std::string> lines() const {
+    std::vector<std::string> out;
+    std::istringstream text(read_file(manifest_));
+    for (std::string line; std::getline(text, line);) out.push_back(line);
+    return out;
+  }
+
+  std::vector<json> records() const {
+    std::vector<json> out;
+    for (const auto& line : lines()) {
+      json parsed = json::parse(line, nullptr, false);
+      if (parsed.is_object()) out.push_back(std::move(parsed));
+    }
+    return out;
+  }
+
+  std::string manifest_ = dir / "kernels.jsonl";
+};
+
+TEST_F(KernelRecorderTest, EachKernelIsRecordedOnceWithWhatItsCompileNeeds) {
+  auto cache = open();
+  KernelRequest first = request("kernel void a() {}");
+  first.options = "-DN=4 -I" + dir / "inc";
+  first.headers = {{"m.h", "#define M 1\n"}};
+  first.include_dirs = {dir / "more"};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cache->get_or_compile(first, compiler).is_ok());
+  KernelRequest second = request("kernel void b() {}");
+  ASSERT_TRUE(cache->get_or_compile(second, compiler).is_ok());
+  // Another process asking again adds nothing.
+  auto later = open();
+  ASSERT_TRUE(later->get_or_compile(first, compiler).is_ok());
+  ASSERT_TRUE(later->get_or_compile(second, compiler).is_ok());
+
+  const auto got = records();
+  ASSERT_EQ(got.size(), 2u) << read_file(manifest_);
+  ASSERT_EQ(lines().size(), 2u);
+  const json& a = got[0];
+  auto key = cache->key_for(first, compiler);
+  ASSERT_TRUE(key.is_ok());
+  EXPECT_EQ(a["kcache_manifest"], 1);
+  EXPECT_EQ(a["key"], key->first.hex());
+  EXPECT_EQ(a["backend"], "fake");
+  EXPECT_EQ(a["compiler"]["id"], "fake-compiler");
+  EXPECT_EQ(a["compiler"]["version"], "1.0");
+  EXPECT_EQ(a["target"]["arch"], "gfx906");
+  EXPECT_EQ(a["target"]["units"], 60);
+  EXPECT_EQ(a["options"], first.options);
+  EXPECT_EQ(a["kernel_names"], json::array({"k"}));
+  EXPECT_EQ(a["include_dirs"], json::array({dir / "more"}));
+  EXPECT_EQ(a["headers"][0]["name"], "m.h");
+  EXPECT_EQ(a["headers"][0]["content"], "#define M 1\n");
+  EXPECT_EQ(a["source"], first.source);
+  EXPECT_EQ(got[1]["source"], second.source);
+}
+
+TEST_F(KernelRecorderTest, HeadersOnDiskAreRecordedAsTheKeySawThem) {
+  write_file(dir / "inc/h.h", "#define H 1\n");
+  auto cache = open();
+  KernelRequest with_header = request("#include \"h.h\"\nkernel void a() {}");
+  with_header.include_dirs = {dir / "inc"};
+  ASSERT_TRUE(cache->get_or_compile(with_header, compiler).is_ok());
+  const auto got = records();
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0]["key_headers"].size(), 1u);
+  const std::string field = got[0]["key_headers"][0];
+  EXPECT_TRUE(field.starts_with("h.h ")) << field;
+  EXPECT_NE(field.find("sha256:"), std::string::npos) << field;
+}
+
+TEST_F(KernelRecorderTest, KernelsAreRecordedWithTheCacheOff) {
+  env.vars["KCACHE_DISABLE_CACHE"] = "1";
+  auto cache = open();
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void off() {}"), compiler).is_ok());
+  EXPECT_EQ(records().size(), 1u);
+}
+
+TEST_F(KernelRecorderTest, TextThatIsNotUtf8IsRecordedInHex) {
+  auto cache = open();
+  ASSERT_TRUE(
+      cache->get_or_compile(request("kernel void x() { /* \xff\xfe */ }"), compiler).is_ok());
+  const auto got = records();
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_TRUE(got[0]["source"].is_object());
+  const std::string hex = got[0]["source"]["hex"];
+  EXPECT_NE(hex.find("fffe"), std::string::npos) << hex;
+}
+
+TEST_F(KernelRecorderTest, ManyProcessesRecordEachKernelOnce) {
+  constexpr int kProcesses = 6;
+  constexpr int kKernels = 10;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      auto cache = open_cache_with_env({}, env);
+      bool fine = cache.is_ok();
+      // Each process its own order, every process every kernel.
+      for (int i = 0; fine && i < kKernels; ++i) {
+        const int k = (i + p * 3) % kKernels;
+        fine =
+            (*cache)
+                ->get_or_compile(request("kernel void k" + std::to_string(k) + "() {}"), compiler)
+                .is_ok();
+      }
+      ::_exit(fine ? 0 : 1);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  const auto got = records();
+  EXPECT_EQ(got.size(), static_cast<std::size_t>(kKernels)) << read_file(manifest_);
+  EXPECT_EQ(lines().size(), static_cast<std::size_t>(kKernels));
+  std::set<std::string> keys;
+  for (const auto& record : got) keys.insert(record["key"].get<std::string>());
+  EXPECT_EQ(keys.size(), static_cast<std::size_t>(kKernels));
+}
+
+TEST_F(KernelRecorderTest, ALineAKilledWriterLeftUnendedIsEndedAndSkipped) {
+  write_file(manifest_, "{\"kcache_manifest\":1,\"key\":\"00ff");
+  auto cache = open();
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  const auto all = lines();
+  ASSERT_EQ(all.size(), 2u) << read_file(manifest_);
+  EXPECT_EQ(all[0], "{\"kcache_manifest\":1,\"key\":\"00ff");
+  EXPECT_EQ(records().size(), 1u);
+  // A later process reads past the bad line and adds nothing twice.
+  auto later = open();
+  ASSERT_TRUE(later->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  ASSERT_TRUE(later->get_or_compile(request("kernel void b() {}"), compiler).is_ok());
+  EXPECT_EQ(records().size(), 2u) << read_file(manifest_);
+  EXPECT_EQ(lines().size(), 3u);
+}
+
+TEST_F(KernelRecorderTest, AManifestThatCannotBeWrittenWarnsOnceAndFailsNothing) {
+  env.vars["KCACHE_RECORD"] = dir / "no/such/folder/kernels.jsonl";
+  auto cache = open();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(
+        cache->get_or_compile(request("kernel void k" + std::to_string(i) + "() {}"), compiler)
+            .is_ok());
+  }
+  EXPECT_EQ(log_lines_containing("Cannot record kernels in " + dir / "no/such/folder"), 1);
+  EXPECT_EQ(log_lines_containing("KCACHE_RECORD"), 1);
+}
+
+}  // namespace
+}  // namespace kcache
