@@ -10,13 +10,7 @@ fresh_env
 require_enabled_build
 
 # A good package, to damage.
-compile_ok --source src/add.cl
-mkdir -p "$T/export"
-run export --output "$T/export"
-expect_rc 0
-good="$T/export/gfx906_60.kdb"
-[[ -s "$good" ]] || fail "export wrote no $good"
-export KCACHE_CUSTOM_CACHE_DIR="$T/cache2"
+make_good_package
 
 check_bad_package() { # NAME: $T/sys/gfx906_60.kdb is already damaged
   local name="$1" kdb="$T/sys/gfx906_60.kdb" before i

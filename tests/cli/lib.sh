@@ -346,3 +346,17 @@ skip_backend() {
   fi
   skip "backend $1 cannot start: $2"
 }
+
+# A good package of src/add.cl for gfx906_60 at $good
+# ($T/export/gfx906_60.kdb), made through the user cache (the compiled
+# binary at out/compiled.bin), which is then left for a fresh one
+# ($T/cache2): what follows is served by the system folder or compiled.
+make_good_package() {
+  compile_ok --source src/add.cl --output out/compiled.bin
+  mkdir -p "$T/export"
+  run export --output "$T/export"
+  expect_rc 0
+  good="$T/export/gfx906_60.kdb"
+  [[ -s "$good" ]] || fail "export wrote no $good"
+  export KCACHE_CUSTOM_CACHE_DIR="$T/cache2"
+}

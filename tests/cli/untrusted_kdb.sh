@@ -9,13 +9,7 @@ source "$(dirname "$0")/lib.sh"
 fresh_env
 require_enabled_build
 
-compile_ok --source src/add.cl --output out/compiled.bin
-mkdir -p "$T/export"
-run export --output "$T/export"
-expect_rc 0
-good="$T/export/gfx906_60.kdb"
-[[ -s "$good" ]] || fail "export wrote no $good"
-export KCACHE_CUSTOM_CACHE_DIR="$T/cache2"
+make_good_package
 kdb="$T/sys/gfx906_60.kdb"
 
 served() { # NAME
