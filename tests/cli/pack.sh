@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# kcache pack (issue 11): the kernels KCACHE_RECORD wrote, compiled for a
+# target into a package the system tier then serves; a line that does not
+# parse and a kernel that cannot be compiled are named (with their line
+# numbers), the others still packed, exit 1; a second pack compiles
+# nothing (its work folder is the resume store).
+source "$(dirname "$0")/lib.sh"
+fresh_env
+require_enabled_build
+
+export KCACHE_RECORD="$T/m.jsonl"
+printf '__kernel void two(__global float* x) { x[0] = 2; }\n' >"$T/src/two.cl"
+printf '__kernel void three(__global float* x) { x[0] = 3; }\n' >"$T/src/three.cl"
+for name in add two three; do compile_ok --source "src/$name.cl" --output "out/$name.bin"; done
+unset KCACHE_RECORD
+expect_eq "recorded kernels" 3 "$(wc -l <"$T/m.jsonl")"
+echo 'not json' >>"$T/m.jsonl"
+python3 - "$T/m.jsonl" <<'PY' || fail "could not write a line for a backend that does not exist"
+import json, sys
+first = json.loads(open(sys.argv[1]).readline())
+first["backend"] = "no-such-backend"
+first["source"] = first["source"] + "// another\n"
+open(sys.argv[1], "a").write(json.dumps(first) + "\n")
+PY
+
+mkdir -p "$T/pkg"
+pack_args=(pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/gfx906_60.kdb"
+  --jobs 2)
+run "${pack_args[@]}"
+expect_rc 1
+expect_contains "pack names the bad line" "skipped line 4: not a JSON object" "$ERR"
+expect_contains "pack names the kernel that failed" "failed line 5:" "$ERR"
+expect_contains "pack says what it wrote" "packed 3 kernels for gfx906_60 into $T/pkg/gfx906_60.kdb (3 compiled" "$OUT"
+[[ -s "$T/pkg/gfx906_60.kdb" ]] || fail "pack wrote no package"
+
+run "${pack_args[@]}"
+expect_rc 1
+expect_contains "a second pack compiles nothing" "(0 compiled, 3 already in $T/pkg/gfx906_60.kdb.pack" "$OUT"
+
+# Installed, the package serves every kernel to a fresh user cache.
+cp "$T/pkg/gfx906_60.kdb" "$T/sys/"
+export KCACHE_CUSTOM_CACHE_DIR="$T/fresh"
+for name in add two three; do
+  compile_ok --source "src/$name.cl" --output "out/$name.sys.bin"
+  expect_eq "$name from the package: tier" system "$TIER"
+  cmp -s "out/$name.bin" "out/$name.sys.bin" || fail "$name: the package's binary differs"
+done
+
+run pack --manifest "$T/none.jsonl" --target gfx906_60 --output "$T/pkg/x.kdb"
+expect_rc 1
+expect_contains "a missing manifest" "--manifest $T/none.jsonl: cannot be read" "$ERR"
+run pack --manifest "$T/m.jsonl" --output "$T/pkg/x.kdb"
+expect_rc 2

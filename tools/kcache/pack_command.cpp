@@ -1,0 +1,377 @@
+// kcache pack: compile every kernel of a manifest (KCACHE_RECORD's, docs/
+// formats.md §4) for one target, in parallel, into a read-only package.
+//
+// It compiles through a cache of its own whose user tier, in the work
+// folder (`--work`, default <output>.pack), is the resume store: a pack run
+// again compiles only what it had not stored. The package is written from
+// that tier whole, then renamed into place. A line that does not parse or
+// a kernel that fails is reported and skipped; the package still holds the
+// others and the exit status is 1.
+#include <kcache/cache.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "commands.h"
+#include "named_files.h"
+
+namespace kcache::tool {
+namespace {
+
+using json = nlohmann::json;
+
+struct PackArgs {
+  std::string manifest;
+  std::string target;
+  std::string output;
+  std::string work;
+  std::string backend;
+  std::string command;
+  std::string compiler_id;
+  std::string input_name;
+  std::string nvrtc_library;
+  std::string hip_library;
+  int platform = -1;
+  int device = 0;
+  unsigned jobs = 0;
+  double timeout_seconds = 600;
+};
+
+// A manifest text: a string, or {"hex": bytes in hex}.
+std::optional<std::string> text_of(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (!value.is_object() || !value.contains("hex") || !value["hex"].is_string()) return {};
+  const std::string hex = value["hex"];
+  if (hex.size() % 2 != 0) return {};
+  std::string bytes;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    unsigned byte = 0;
+    if (std::sscanf(hex.c_str() + i, "%2x", &byte) != 1) return {};
+    bytes.push_back(static_cast<char>(byte));
+  }
+  return bytes;
+}
+
+std::optional<std::vector<std::string>> texts_of(const json& value) {
+  if (!value.is_array()) return {};
+  std::vector<std::string> out;
+  for (const auto& item : value) {
+    auto text = text_of(item);
+    if (!text) return {};
+    out.push_back(std::move(*text));
+  }
+  return out;
+}
+
+struct Line {
+  std::size_t number = 0;  // in the manifest, from 1
+  std::string backend;
+  CompilerIdentity recorded;  // the compiler the line was recorded with
+  KernelRequest request;
+};
+
+// The compiler config a line is compiled with: the command line's, and
+// for the command backend what its recorded identity says where the
+// command line says nothing ("<id> | <template> | <input name>", and
+// "id:<compiler id>" as version), so that the keys come out as recorded.
+CompilerConfig config_for(const Line& line, const CompilerConfig& given) {
+  CompilerConfig config = given;
+  config.backend = line.backend;
+  if (line.backend != "command") return config;
+  const std::string& id = line.recorded.id;
+  const std::size_t first = id.find(" | ");
+  const std::size_t last = id.rfind(" | ");
+  if (first != std::string::npos && last > first) {
+    if (config.command.empty()) config.command = id.substr(first + 3, last - first - 3);
+    if (config.command_input_name.empty()) config.command_input_name = id.substr(last + 3);
+  }
+  if (config.compiler_id.empty() && line.recorded.version.starts_with("id:")) {
+    config.compiler_id = line.recorded.version.substr(3);
+  }
+  return config;
+}
+
+std::string config_name(const CompilerConfig& config) {
+  return config.backend + "\n" + config.command + "\n" + config.command_input_name + "\n" +
+         config.compiler_id;
+}
+
+// The request of one manifest line, or why it is not one.
+Result<Line> parse_line(const std::string& text, std::size_t number) {
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto bad = [number](const std::string& why) {
+    return Status::invalid_argument("line " + std::to_string(number) + ": " + why);
+  };
+  if (!parsed.is_object()) return bad("not a JSON object");
+  if (!parsed.contains("kcache_manifest") || !parsed["kcache_manifest"].is_number_integer()) {
+    return bad("no kcache_manifest version");
+  }
+  if (parsed["kcache_manifest"].get<int>() != 1) {
+    return bad("manifest version " + parsed["kcache_manifest"].dump() + " (this kcache reads 1)");
+  }
+  Line line;
+  line.number = number;
+  auto backend = parsed.contains("backend") ? text_of(parsed["backend"]) : std::nullopt;
+  auto source = parsed.contains("source") ? text_of(parsed["source"]) : std::nullopt;
+  if (!backend || !source) return bad("no backend or no source");
+  line.backend = *backend;
+  line.request.source = std::move(*source);
+  if (parsed.contains("compiler") && parsed["compiler"].is_object()) {
+    const json& compiler = parsed["compiler"];
+    if (compiler.contains("id")) line.recorded.id = text_of(compiler["id"]).value_or("");
+    if (compiler.contains("version")) {
+      line.recorded.version = text_of(compiler["version"]).value_or("");
+    }
+  }
+  if (parsed.contains("options")) {
+    auto options = text_of(parsed["options"]);
+    if (!options) return bad("options is not a text");
+    line.request.options = std::move(*options);
+  }
+  for (const char* list : {"kernel_names", "include_dirs"}) {
+    if (!parsed.contains(list)) continue;
+    auto texts = texts_of(parsed[list]);
+    if (!texts) return bad(std::string(list) + " is not a list of texts");
+    (std::string(list) == "kernel_names" ? line.request.kernel_names : line.request.include_dirs) =
+        std::move(*texts);
+  }
+  if (parsed.contains("headers")) {
+    if (!parsed["headers"].is_array()) return bad("headers is not a list");
+    for (const auto& header : parsed["headers"]) {
+      auto name =
+          header.is_object() && header.contains("name") ? text_of(header["name"]) : std::nullopt;
+      auto content = header.is_object() && header.contains("content") ? text_of(header["content"])
+                                                                      : std::nullopt;
+      if (!name || !content) return bad("a header without a name or a content");
+      line.request.headers.push_back({std::move(*name), std::move(*content)});
+    }
+  }
+  return line;
+}
+
+std::string duration_text(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const long total = std::lround(seconds);
+  char text[32];
+  std::snprintf(text, sizeof text, "%ld:%02ld", total / 60, total % 60);
+  return text;
+}
+
+// Progress on stderr: one line rewritten on a terminal, a line per kernel
+// otherwise.
+class Progress {
+ public:
+  explicit Progress(std::size_t total)
+      : total_(total), tty_(::isatty(2) == 1), start_(std::chrono::steady_clock::now()) {}
+
+  void done(const Line& line, const std::string& outcome) {
+    std::lock_guard lock(mutex_);
+    ++done_;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
+    const double eta = rate > 0 ? static_cast<double>(total_ - done_) / rate : -1;
+    char head[96];
+    std::snprintf(head, sizeof head, "pack: %zu/%zu kernels, %.1f/s, ETA %s", done_, total_, rate,
+                  duration_text(eta).c_str());
+    if (tty_) {
+      std::cerr << "\r" << head << "\033[K" << std::flush;
+      if (done_ == total_) std::cerr << "\n";
+    } else {
+      std::cerr << head << ": line " << line.number << " " << outcome << "\n";
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  const std::size_t total_;
+  const bool tty_;
+  const std::chrono::steady_clock::time_point start_;
+  std::size_t done_ = 0;
+};
+
+int run_pack(const PackArgs& args) {
+  std::ifstream in(args.manifest, std::ios::binary);
+  if (!in) return report_failure("--manifest " + args.manifest + ": cannot be read");
+  if (Status s = check_output_path(args.output, "--output " + args.output); !s.is_ok()) {
+    return report_failure(s.message());
+  }
+  auto target = Target::parse(args.target);
+  if (!target) {
+    std::cerr << "kcache: --target: " << target.status().message() << "\n";
+    return 2;
+  }
+
+  std::vector<Line> lines;
+  std::vector<std::string> problems;
+  std::size_t number = 0;
+  std::size_t other_backends = 0;
+  for (std::string text; std::getline(in, text);) {
+    ++number;
+    if (text.empty()) continue;
+    auto line = parse_line(text, number);
+    if (!line) {
+      problems.push_back(line.status().message());
+      continue;
+    }
+    if (!args.backend.empty() && line->backend != args.backend) {
+      ++other_backends;
+      continue;
+    }
+    line->request.target = *target;
+    lines.push_back(std::move(*line));
+  }
+  if (lines.empty()) {
+    for (const auto& problem : problems) std::cerr << "kcache: " << problem << "\n";
+    return report_failure("--manifest " + args.manifest + " holds no kernel to pack" +
+                          (other_backends ? " for backend " + args.backend : ""));
+  }
+
+  // The pack's own cache: its user tier in the work folder, nothing else
+  // (no package, no recording, failures not remembered).
+  const std::string work = args.work.empty() ? args.output + ".pack" : args.work;
+  CacheOptions options;
+  options.cache_dir = work;
+  options.system_db_path = "";
+  options.disable_cache = false;
+  options.record_path = "";
+  options.failure_ttl = std::chrono::milliseconds(0);
+  auto cache = Cache::open(options);
+  if (!cache) return report_failure(cache.status().message());
+
+  CompilerConfig config;
+  config.command = args.command;
+  config.compiler_id = args.compiler_id;
+  config.command_input_name = args.input_name;
+  config.nvrtc_library = args.nvrtc_library;
+  config.hip_library = args.hip_library;
+  config.opencl_platform = args.platform;
+  config.opencl_device = args.device;
+  config.timeout = args.timeout_seconds == 0
+                       ? std::chrono::milliseconds(0)
+                       : std::chrono::milliseconds(
+                             std::llround(std::clamp(args.timeout_seconds, 0.001, 1e9) * 1000));
+
+  const unsigned jobs =
+      args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  Progress progress(lines.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex results_mutex;
+  std::mutex compilers_mutex;
+  std::vector<std::string> failed;
+  std::set<std::string> dbs;
+  std::size_t compiled = 0;
+  std::size_t reused = 0;
+  auto worker = [&] {
+    // One compiler per config and thread: no compiler is shared between
+    // threads.
+    std::map<std::string, std::unique_ptr<Compiler>> compilers;
+    for (std::size_t i; (i = next.fetch_add(1)) < lines.size();) {
+      const Line& line = lines[i];
+      std::string outcome;
+      const CompilerConfig mine = config_for(line, config);
+      auto& compiler = compilers[config_name(mine)];
+      Status problem;
+      if (!compiler) {
+        // One at a time: a runtime's first load (libOpenCL's platform
+        // list, say) is not safe to race.
+        std::lock_guard creating(compilers_mutex);
+        auto made = make_compiler(mine);
+        if (made) {
+          compiler = std::move(*made);
+        } else {
+          problem = made.status();
+        }
+      }
+      if (compiler) {
+        auto kernel = (*cache)->get_or_compile(line.request, *compiler);
+        if (kernel) {
+          std::lock_guard lock(results_mutex);
+          dbs.insert(kernel->db);
+          (kernel->tier == TierKind::kCompiled ? compiled : reused) += 1;
+          outcome = kernel->tier == TierKind::kCompiled ? "compiled" : "already packed";
+        } else {
+          problem = kernel.status();
+        }
+      }
+      if (!problem.is_ok()) {
+        outcome = "failed: " + problem.message();
+        std::lock_guard lock(results_mutex);
+        failed.push_back("line " + std::to_string(line.number) + ": " + problem.message());
+      }
+      progress.done(line, outcome);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < std::min<std::size_t>(jobs, lines.size()); ++j)
+    threads.emplace_back(worker);
+  worker();
+  for (auto& thread : threads) thread.join();
+
+  int status = problems.empty() && failed.empty() ? 0 : 1;
+  for (const auto& problem : problems) std::cerr << "kcache: skipped " << problem << "\n";
+  for (const auto& failure : failed) std::cerr << "kcache: failed " << failure << "\n";
+  if (dbs.empty()) return report_failure("no kernel could be packed; no package written");
+  if (dbs.size() > 1) {
+    return report_failure("the kernels went to " + std::to_string(dbs.size()) +
+                          " databases (one target per package); nothing written");
+  }
+  const std::string db = *dbs.begin();
+  auto count = (*cache)->export_db(db, args.output);
+  if (!count) return report_failure("writing " + args.output + ": " + count.status().message());
+  std::cout << "packed " << *count << " kernels for " << db << " into " << args.output << " ("
+            << compiled << " compiled, " << reused << " already in " << work << ", "
+            << failed.size() << " failed, " << problems.size() << " lines skipped)\n";
+  if (std::filesystem::path(args.output).filename() != db + ".kdb") {
+    std::cerr << "kcache: note: the system tier looks for " << db << ".kdb; rename " << args.output
+              << " when installing it\n";
+  }
+  return status;
+}
+
+}  // namespace
+
+Runner add_pack_command(CLI::App& app) {
+  auto args = std::make_shared<PackArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "pack", "Compile every kernel of a manifest (KCACHE_RECORD) for a target into a package");
+  cmd->add_option("--manifest", args->manifest, "The manifest (JSON lines)")->required();
+  cmd->add_option("--target", args->target, "Target, e.g. sm_90_132, gfx90a, or the OpenCL arch")
+      ->required();
+  cmd->add_option("--output", args->output, "The package to write, <db>.kdb")->required();
+  cmd->add_option("--work", args->work,
+                  "Folder of the pack's own cache, kept to resume (default: <output>.pack)");
+  cmd->add_option("--jobs,-j", args->jobs, "Kernels compiled at once (default: one per core)");
+  cmd->add_option("--backend", args->backend, "Only the manifest's kernels of this backend")
+      ->check(CLI::IsMember(compiler_backends()));
+  cmd->add_option("--command", args->command,
+                  "command backend: compiler command line with {in} and {out} (default: the "
+                  "recorded one)");
+  cmd->add_option("--compiler-id", args->compiler_id,
+                  "command backend: identity of the compiler (default: the recorded one)");
+  cmd->add_option("--input-name", args->input_name,
+                  "command backend: file name {in} gets (default: the recorded one)");
+  cmd->add_option("--nvrtc-library", args->nvrtc_library, "nvrtc: libnvrtc to load");
+  cmd->add_option("--hip-library", args->hip_library, "hip: libamdhip64 (hipRTC) to load");
+  cmd->add_option("--platform", args->platform, "opencl: platform index");
+  cmd->add_option("--device", args->device, "opencl: device index on the platform");
+  cmd->add_option("--timeout", args->timeout_seconds,
+                  "command and hip backends: the longest one compile may take, in seconds");
+  return [args] { return run_pack(*args); };
+}
+
+}  // namespace kcache::tool
