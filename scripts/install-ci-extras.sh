@@ -46,7 +46,9 @@ $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 # kcache's nvrtc backend looks for libnvrtc.so.13, .12, then .11.2 on the
 # loader's path (src/compiler/nvrtc/nvrtc_compiler.cpp): this one must be
 # found that way.
-if ! /sbin/ldconfig -p | grep -q 'libnvrtc\.so\.11\.2 '; then
+# (grep reads all of ldconfig's list: with -q it would stop at the match,
+# ldconfig would die of SIGPIPE, and pipefail would call that a failure.)
+if ! /sbin/ldconfig -p | grep 'libnvrtc\.so\.11\.2 ' >/dev/null; then
   echo "install-ci-extras.sh: libnvrtc.so.11.2 is not on the loader's path after the install" >&2
   exit 1
 fi
