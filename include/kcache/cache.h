@@ -239,4 +239,19 @@ class KCACHE_EXPORT Cache {
   std::unique_ptr<Impl> impl_;
 };
 
+// What a package (.kdb) says of itself, for `kcache info PKG`: its format,
+// kernel count and metadata ("db", "created" (Unix seconds), "producer",
+// "key_format", "entry_format", one "compiler" per compiler identity of its
+// entries, "<backend> | <id> | <version>"), and whether the system tier
+// would use it (`untrusted`: why another user could have written it, else
+// empty). kNotFound when absent, kCorruption when it is not a valid .kdb.
+struct KCACHE_EXPORT PackageInfo {
+  std::string path{};
+  std::uint32_t format_version = 0;
+  std::uint64_t kernels = 0;
+  std::vector<std::pair<std::string, std::string>> metadata{};
+  std::string untrusted{};
+};
+KCACHE_EXPORT Result<PackageInfo> read_package_info(const std::string& path);
+
 }  // namespace kcache

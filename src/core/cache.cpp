@@ -409,7 +409,24 @@ class Cache::Impl final : public TierEvents {
     }
     Fields metadata{{"producer", std::string("kcache ") + KCACHE_VERSION_STRING},
                     {"db", std::string(db)},
-                    {"created", std::to_string(env_.now_unix())}};
+                    {"created", std::to_string(env_.now_unix())},
+                    {"key_format", std::to_string(kKeySchemaVersion)},
+                    {"entry_format", std::to_string(kEntryFormatVersion)}};
+    // Each compiler the entries were compiled by, once, as its key fields
+    // say.
+    std::set<std::string> compilers;
+    for (const auto& entry : *entries) {
+      auto material = KeyMaterial::parse(std::string(entry.material));
+      if (!material) continue;
+      std::string backend, id, version;
+      for (const auto& field : material->fields()) {
+        if (field.name == "backend") backend = field.value;
+        if (field.name == "compiler.id") id = field.value;
+        if (field.name == "compiler.version") version = field.value;
+      }
+      compilers.insert(backend + " | " + id + " | " + version);
+    }
+    for (const auto& compiler : compilers) metadata.emplace_back("compiler", compiler);
     if (Status s = write_kdb(env_, output_path, encoded, metadata); !s.is_ok()) return s;
     return static_cast<std::uint64_t>(encoded.size());
   }

@@ -32,10 +32,37 @@ expect_contains "pack names the bad line" "skipped line 4: not a JSON object" "$
 expect_contains "pack names the kernel that failed" "failed line 5:" "$ERR"
 expect_contains "pack says what it wrote" "packed 3 kernels for gfx906_60 into $T/pkg/gfx906_60.kdb (3 compiled" "$OUT"
 [[ -s "$T/pkg/gfx906_60.kdb" ]] || fail "pack wrote no package"
+expect_not_contains "the recorded keys came out" "have another key now" "$ERR"
+
+run info "$T/pkg/gfx906_60.kdb" --json
+expect_rc 0
+python3 - "$OUT" <<'PY' || fail "kcache info PKG: $OUT"
+import json, sys
+info = json.loads(sys.argv[1])[0]
+assert info["kernels"] == 3, info
+assert info["metadata"]["db"] == "gfx906_60", info
+assert info["metadata"]["key_format"].isdigit(), info
+assert int(info["metadata"]["created"]) > 1700000000, info
+compilers = info["metadata"]["compilers"]
+assert len(compilers) == 3 and all(c.startswith("command | test-cp | cp {in} {out} | ") for c in compilers), compilers
+assert info["trusted"] is True, info
+PY
+run info "$T/pkg/gfx906_60.kdb"
+expect_contains "info PKG in words" "kernels       3" "$OUT"
+run info "$T/pkg/none.kdb"
+expect_rc 1
 
 run "${pack_args[@]}"
 expect_rc 1
 expect_contains "a second pack compiles nothing" "(0 compiled, 3 already in $T/pkg/gfx906_60.kdb.pack" "$OUT"
+
+# Packed with another compiler id, the keys are not the recorded ones:
+# said once, the kernels packed all the same.
+mkdir -p "$T/pkg2"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg2/gfx906_60.kdb" --compiler-id test-cp-2
+expect_rc 1
+expect_contains "another toolchain is noted" "3 kernels recorded for this target have another key now" "$ERR"
+expect_contains "and packed" "packed 3 kernels" "$OUT"
 
 # Installed, the package serves every kernel to a fresh user cache.
 cp "$T/pkg/gfx906_60.kdb" "$T/sys/"

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -34,6 +35,62 @@ std::string human_bytes(std::uint64_t bytes) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << value << " " << units[unit];
   return out.str();
+}
+
+// kcache info PKG...: what each package says of itself.
+int run_package_info(bool json, const std::vector<std::string>& packages) {
+  int status = 0;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& path : packages) {
+    auto info = read_package_info(path);
+    if (!info) {
+      status = report_failure(path + ": " + info.status().message());
+      continue;
+    }
+    if (json) {
+      nlohmann::json metadata = nlohmann::json::object();
+      for (const auto& [name, value] : info->metadata) {
+        if (name == "compiler") {
+          metadata["compilers"].push_back(value);
+        } else {
+          metadata[name] = value;
+        }
+      }
+      out.push_back({{"path", info->path},
+                     {"format", info->format_version},
+                     {"kernels", info->kernels},
+                     {"metadata", metadata},
+                     {"trusted", info->untrusted.empty()},
+                     {"untrusted_reason", info->untrusted}});
+      continue;
+    }
+    auto row = [](const std::string& name) {
+      return "  " + name + std::string(14 - name.size(), ' ');
+    };
+    std::cout << info->path << "\n"
+              << row("format") << info->format_version << "\n"
+              << row("kernels") << info->kernels << "\n";
+    for (const auto& [name, value] : info->metadata) {
+      std::string shown = value;
+      if (name == "created") {  // Unix seconds, shown as a date too
+        const std::time_t when = static_cast<std::time_t>(std::strtoll(value.c_str(), nullptr, 10));
+        char date[32];
+        std::tm utc{};
+        if (gmtime_r(&when, &utc) != nullptr &&
+            std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &utc) > 0) {
+          shown = std::string(date) + " (" + value + ")";
+        }
+      }
+      std::cout << row(name.size() < 13 ? name : name + " ") << shown << "\n";
+    }
+    std::cout << row("trusted")
+              << (info->untrusted.empty()
+                      ? "yes"
+                      : "no: " + info->untrusted + " (the system tier will not use it)")
+              << "\n";
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+  return status;
 }
 
 int run_info(bool json) {
@@ -201,10 +258,15 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
 
 Runner add_info_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd =
-      app.add_subcommand("info", "Show the version, every setting and where it came from");
+  auto packages = std::make_shared<std::vector<std::string>>();
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Show the version, every setting and where it came from; or what packages hold");
+  cmd->add_option("packages", *packages,
+                  "Packages (.kdb) to describe: format, kernels, target, compilers, trust");
   cmd->add_flag("--json", *json, "Print JSON");
-  return [json] { return run_info(*json); };
+  return [json, packages] {
+    return packages->empty() ? run_info(*json) : run_package_info(*json, *packages);
+  };
 }
 
 Runner add_list_command(CLI::App& app) {

@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 
 #include "commands.h"
+#include "compiler_flags.h"
 #include "named_files.h"
 
 namespace kcache::tool {
@@ -23,16 +23,9 @@ struct CompileArgs {
   std::string options;
   std::string target;
   std::string output;
-  std::string command;
-  std::string compiler_id;
   std::vector<std::string> include_dirs;
   std::vector<std::string> headers;  // NAME=FILE
-  std::string nvrtc_library;
-  std::string hip_library;
-  std::vector<std::string> harmless_options;
-  int platform = -1;
-  int device = 0;
-  double timeout_seconds = 600;
+  CompilerFlags compiler;
   bool json = false;
 };
 
@@ -70,22 +63,9 @@ int run_compile(const CompileArgs& args) {
     request.target = *target;
   }
 
-  CompilerConfig config;
+  CompilerConfig config = config_of(args.compiler);
   config.backend = args.backend;
-  config.command = args.command;
-  config.compiler_id = args.compiler_id;
   config.command_input_name = std::filesystem::path(args.source).filename().string();
-  config.nvrtc_library = args.nvrtc_library;
-  config.hip_library = args.hip_library;
-  config.harmless_options = args.harmless_options;
-  config.opencl_platform = args.platform;
-  config.opencl_device = args.device;
-  // 0: no limit; otherwise at least 1 ms (a tiny value must not round to
-  // "no limit") and at most about 31 years.
-  config.timeout = args.timeout_seconds == 0
-                       ? std::chrono::milliseconds(0)
-                       : std::chrono::milliseconds(
-                             std::llround(std::clamp(args.timeout_seconds, 0.001, 1e9) * 1000));
 
   auto cache = Cache::open();
   if (!cache) return report_failure(cache.status().message());
@@ -166,38 +146,9 @@ Runner add_compile_command(CLI::App& app) {
   cmd->add_option("--target", args->target,
                   "Target, e.g. sm_90, gfx906_60, gfx90a:xnack-; OpenCL defaults to its device");
   cmd->add_option("--output", args->output, "Write the binary to this file");
-  cmd->add_option("--command", args->command,
-                  "command backend: compiler command line with {in} and {out}");
-  cmd->add_option(
-      "--compiler-id", args->compiler_id,
-      "command backend: identity of the compiler (default: its executable's and the command "
-      "line's files, stamped)");
   cmd->add_option("--include-dir,-I", args->include_dirs, "Header search folder; repeatable");
   cmd->add_option("--header", args->headers, "In-memory header NAME=FILE; repeatable");
-  cmd->add_option("--nvrtc-library", args->nvrtc_library,
-                  "nvrtc: libnvrtc to load (default: search, see KCACHE_NVRTC_LIBRARY)");
-  cmd->add_option("--harmless-option", args->harmless_options,
-                  "An option name that reads no file (e.g. --my-flag): an option kcache does not "
-                  "know and that may name a file otherwise makes the request uncached; repeatable");
-  cmd->add_option("--hip-library", args->hip_library,
-                  "hip: libamdhip64 (hipRTC) to load (default: search, see KCACHE_HIP_LIBRARY)");
-  cmd->add_option("--platform", args->platform,
-                  "opencl: platform index (default: first with a device)");
-  cmd->add_option("--device", args->device, "opencl: device index on the platform");
-  cmd->add_option("--timeout", args->timeout_seconds,
-                  "command and hip backends: stop a compile still running after this many "
-                  "seconds (decimals allowed; 0: no limit); it fails and is not cached")
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            double seconds = 0;
-            if (CLI::detail::lexical_cast(text, seconds) && seconds >= 0 &&
-                std::isfinite(seconds)) {
-              return {};
-            }
-            return "wants a number of seconds (0: no limit), got '" + text + "'";
-          },
-          "SECONDS"));
+  add_compiler_flags(cmd, args->compiler, "");
   cmd->add_flag("--json", args->json, "Print one JSON object");
   return [args] { return run_compile(*args); };
 }

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "compiler_flags.h"
 #include "named_files.h"
 
 namespace kcache::tool {
@@ -40,15 +41,9 @@ struct PackArgs {
   std::string output;
   std::string work;
   std::string backend;
-  std::string command;
-  std::string compiler_id;
   std::string input_name;
-  std::string nvrtc_library;
-  std::string hip_library;
-  int platform = -1;
-  int device = 0;
+  CompilerFlags compiler;
   unsigned jobs = 0;
-  double timeout_seconds = 600;
 };
 
 // A manifest text: a string, or {"hex": bytes in hex}.
@@ -80,7 +75,9 @@ std::optional<std::vector<std::string>> texts_of(const json& value) {
 struct Line {
   std::size_t number = 0;  // in the manifest, from 1
   std::string backend;
-  CompilerIdentity recorded;  // the compiler the line was recorded with
+  CompilerIdentity recorded;    // the compiler the line was recorded with
+  std::string recorded_key;     // hex
+  std::string recorded_target;  // Target::to_string() of the recorded target
   KernelRequest request;
 };
 
@@ -130,6 +127,17 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
   if (!backend || !source) return bad("no backend or no source");
   line.backend = *backend;
   line.request.source = std::move(*source);
+  if (parsed.contains("key") && parsed["key"].is_string()) line.recorded_key = parsed["key"];
+  if (parsed.contains("target") && parsed["target"].is_object()) {
+    const json& target = parsed["target"];
+    Target recorded;
+    if (target.contains("arch")) recorded.arch = text_of(target["arch"]).value_or("");
+    if (target.contains("features")) recorded.features = text_of(target["features"]).value_or("");
+    if (target.contains("units") && target["units"].is_number_integer()) {
+      recorded.units = target["units"].get<int>();
+    }
+    line.recorded_target = recorded.to_string() + "_" + std::to_string(recorded.units);
+  }
   if (parsed.contains("compiler") && parsed["compiler"].is_object()) {
     const json& compiler = parsed["compiler"];
     if (compiler.contains("id")) line.recorded.id = text_of(compiler["id"]).value_or("");
@@ -253,18 +261,8 @@ int run_pack(const PackArgs& args) {
   auto cache = Cache::open(options);
   if (!cache) return report_failure(cache.status().message());
 
-  CompilerConfig config;
-  config.command = args.command;
-  config.compiler_id = args.compiler_id;
+  CompilerConfig config = config_of(args.compiler);
   config.command_input_name = args.input_name;
-  config.nvrtc_library = args.nvrtc_library;
-  config.hip_library = args.hip_library;
-  config.opencl_platform = args.platform;
-  config.opencl_device = args.device;
-  config.timeout = args.timeout_seconds == 0
-                       ? std::chrono::milliseconds(0)
-                       : std::chrono::milliseconds(
-                             std::llround(std::clamp(args.timeout_seconds, 0.001, 1e9) * 1000));
 
   const unsigned jobs =
       args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -276,6 +274,7 @@ int run_pack(const PackArgs& args) {
   std::set<std::string> dbs;
   std::size_t compiled = 0;
   std::size_t reused = 0;
+  std::size_t keyed_anew = 0;  // recorded for this target, yet another key now
   auto worker = [&] {
     // One compiler per config and thread: no compiler is shared between
     // threads.
@@ -302,6 +301,12 @@ int run_pack(const PackArgs& args) {
         if (kernel) {
           std::lock_guard lock(results_mutex);
           dbs.insert(kernel->db);
+          const std::string target_now =
+              kernel->target.to_string() + "_" + std::to_string(kernel->target.units);
+          if (!line.recorded_key.empty() && line.recorded_target == target_now &&
+              kernel->key.hex() != line.recorded_key) {
+            ++keyed_anew;
+          }
           (kernel->tier == TierKind::kCompiled ? compiled : reused) += 1;
           outcome = kernel->tier == TierKind::kCompiled ? "compiled" : "already packed";
         } else {
@@ -336,6 +341,12 @@ int run_pack(const PackArgs& args) {
   std::cout << "packed " << *count << " kernels for " << db << " into " << args.output << " ("
             << compiled << " compiled, " << reused << " already in " << work << ", "
             << failed.size() << " failed, " << problems.size() << " lines skipped)\n";
+  if (keyed_anew > 0) {
+    std::cerr << "kcache: note: " << keyed_anew
+              << " kernels recorded for this target have another key now (the compiler, a "
+                 "header or a setting changed since they were recorded): the package serves "
+                 "the requests of the toolchain it was packed with\n";
+  }
   if (std::filesystem::path(args.output).filename() != db + ".kdb") {
     std::cerr << "kcache: note: the system tier looks for " << db << ".kdb; rename " << args.output
               << " when installing it\n";
@@ -358,19 +369,9 @@ Runner add_pack_command(CLI::App& app) {
   cmd->add_option("--jobs,-j", args->jobs, "Kernels compiled at once (default: one per core)");
   cmd->add_option("--backend", args->backend, "Only the manifest's kernels of this backend")
       ->check(CLI::IsMember(compiler_backends()));
-  cmd->add_option("--command", args->command,
-                  "command backend: compiler command line with {in} and {out} (default: the "
-                  "recorded one)");
-  cmd->add_option("--compiler-id", args->compiler_id,
-                  "command backend: identity of the compiler (default: the recorded one)");
+  add_compiler_flags(cmd, args->compiler, " (default: the recorded one)");
   cmd->add_option("--input-name", args->input_name,
                   "command backend: file name {in} gets (default: the recorded one)");
-  cmd->add_option("--nvrtc-library", args->nvrtc_library, "nvrtc: libnvrtc to load");
-  cmd->add_option("--hip-library", args->hip_library, "hip: libamdhip64 (hipRTC) to load");
-  cmd->add_option("--platform", args->platform, "opencl: platform index");
-  cmd->add_option("--device", args->device, "opencl: device index on the platform");
-  cmd->add_option("--timeout", args->timeout_seconds,
-                  "command and hip backends: the longest one compile may take, in seconds");
   return [args] { return run_pack(*args); };
 }
 
