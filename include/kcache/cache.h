@@ -229,6 +229,10 @@ class KCACHE_EXPORT Cache {
   // Writes the entries of database `db` to a new .kdb file at `output_path`
   // (replaced atomically); returns the number of entries written.
   Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path) const;
+  // Copies every entry of the package at `path` into the user tier, in the
+  // database its metadata names; returns how many. An entry that fails
+  // its checks is skipped (kCorruption when none is left).
+  Result<std::uint64_t> import_package(const std::string& path);
 
   class Impl;
 
@@ -245,13 +249,17 @@ class KCACHE_EXPORT Cache {
 // entries, "<backend> | <id> | <version>"), and whether the system tier
 // would use it (`untrusted`: why another user could have written it, else
 // empty). kNotFound when absent, kCorruption when it is not a valid .kdb.
+// With `check_entries`, every entry is read and checked too: `bad_entries`
+// counts those that fail (0 otherwise).
 struct KCACHE_EXPORT PackageInfo {
   std::string path{};
   std::uint32_t format_version = 0;
   std::uint64_t kernels = 0;
+  std::uint64_t bad_entries = 0;
   std::vector<std::pair<std::string, std::string>> metadata{};
   std::string untrusted{};
 };
-KCACHE_EXPORT Result<PackageInfo> read_package_info(const std::string& path);
+KCACHE_EXPORT Result<PackageInfo> read_package_info(const std::string& path,
+                                                    bool check_entries = false);
 
 }  // namespace kcache

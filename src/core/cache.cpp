@@ -392,6 +392,40 @@ class Cache::Impl final : public TierEvents {
     return report;
   }
 
+  Result<std::uint64_t> import_package(const std::string& path) {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    auto kdb = KdbReader::open(path, env_);
+    if (!kdb) return kdb.status();
+    std::string db;
+    for (const auto& [name, value] : (*kdb)->metadata()) {
+      if (name == "db") db = value;
+    }
+    if (!valid_db_name(db)) {
+      return Status::invalid_argument(path + " names no database it belongs to (metadata 'db')");
+    }
+    std::uint64_t imported = 0;
+    std::uint64_t bad = 0;
+    for (const auto& slot : (*kdb)->slots()) {
+      auto bytes = (*kdb)->read(slot);
+      if (!bytes) return bytes.status();
+      auto entry = decode_entry(*bytes, &slot.key);
+      if (!entry) {
+        ++bad;
+        continue;
+      }
+      auto encoded = encode_entry(*entry, compression_);
+      if (!encoded) return encoded.status();
+      if (Status s = user->put(db, *entry, *encoded); !s.is_ok()) return s;
+      ++imported;
+    }
+    if (imported == 0 && bad > 0) {
+      return Status::corruption(path + ": none of its " + std::to_string(bad) +
+                                " entries passes its checks");
+    }
+    return imported;
+  }
+
   Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path) const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
@@ -748,6 +782,9 @@ Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }
 Result<std::uint64_t> Cache::clear() { return impl_->clear(); }
 Result<std::uint64_t> Cache::clear_failures() { return impl_->clear_failures(); }
 Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); }
+Result<std::uint64_t> Cache::import_package(const std::string& path) {
+  return impl_->import_package(path);
+}
 Result<std::uint64_t> Cache::export_db(std::string_view db, const std::string& output_path) const {
   return impl_->export_db(db, output_path);
 }

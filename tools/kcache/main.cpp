@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::map<CLI::App*, Runner> runners;
   for (auto add : {add_compile_command, add_info_command, add_list_command, add_clear_command,
-                   add_verify_command, add_export_command, add_pack_command}) {
+                   add_verify_command, add_export_command, add_pack_command, add_install_command,
+                   add_import_command}) {
     std::size_t before = app.get_subcommands({}).size();
     Runner runner = add(app);
     runners[app.get_subcommands({})[before]] = std::move(runner);

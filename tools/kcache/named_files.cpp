@@ -127,7 +127,7 @@ Status check_output_path(const std::string& path, const std::string& what) {
 }
 
 Status write_output_file(const std::string& path, const std::string& what,
-                         std::span<const std::uint8_t> bytes) {
+                         std::span<const std::uint8_t> bytes, bool sync) {
   if (Status s = check_output_path(path, what); !s.is_ok()) return s;
   std::string temp;
   int raw = -1;
@@ -143,6 +143,7 @@ Status write_output_file(const std::string& path, const std::string& what,
   // whole or absent, and the cache (which is synced) still holds it. A
   // sync here would cost a hit a few milliseconds.
   Status s = write_all(fd.get(), bytes);
+  if (s.is_ok() && sync && ::fdatasync(fd.get()) != 0) s = Status::io_error(errno_text(errno));
   if (s.is_ok() && ::close(fd.release()) != 0) s = Status::io_error(errno_text(errno));
   if (s.is_ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
     s = Status::io_error(errno_text(errno));

@@ -35,9 +35,9 @@ Result<std::string> read_input_file(const std::string& path, const std::string& 
 Status check_output_path(const std::string& path, const std::string& what);
 
 // Writes `bytes` to `path` (check_output_path first, then a temporary file,
-// rename; not synced, as a compiler's own output is not). On failure `path` is unchanged and no
-// temporary is left.
+// rename; not synced unless `sync`, as a compiler's own output is not). On
+// failure `path` is unchanged and no temporary is left.
 Status write_output_file(const std::string& path, const std::string& what,
-                         std::span<const std::uint8_t> bytes);
+                         std::span<const std::uint8_t> bytes, bool sync = false);
 
 }  // namespace kcache::tool

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# kcache install puts a package where the system tier finds it, under the
+# name its metadata gives, checked whole first (a damaged one is refused
+# and nothing is placed); kcache import copies a package's entries into
+# the user cache.
+source "$(dirname "$0")/lib.sh"
+fresh_env
+require_enabled_build
+
+make_good_package
+cp "$good" "$T/renamed.kdb"
+
+# Into the system folder in use ($T/sys), under its own db name.
+run install "$T/renamed.kdb"
+expect_rc 0
+expect_contains "install says where" "installed $T/sys/gfx906_60.kdb (1 kernels)" "$OUT"
+cmp -s "$good" "$T/sys/gfx906_60.kdb" || fail "the installed package differs"
+compile_ok --source src/add.cl --output out/installed.bin
+expect_eq "after install: tier" system "$TIER"
+cmp -s out/compiled.bin out/installed.bin || fail "the installed package's binary differs"
+[[ -z "$(ls -A "$T/sys" | grep -v '^gfx906_60.kdb$')" ]] || fail "install left files behind: $(ls -A "$T/sys")"
+
+# Under a prefix.
+run install "$good" --prefix "$T/prefix"
+expect_rc 0
+[[ -s "$T/prefix/share/kcache/db/gfx906_60.kdb" ]] || fail "no package under the prefix"
+
+# A damaged package is refused whole; what was installed stays.
+python3 - "$good" "$T/damaged.kdb" <<'PY' || fail "could not damage a package"
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[64 + 100] ^= 0x20
+open(sys.argv[2], "wb").write(data)
+PY
+before="$(snapshot "$T/prefix")"
+run install "$T/damaged.kdb" --prefix "$T/prefix"
+expect_rc 1
+expect_contains "a damaged package is refused" "entries fail their checks; not installed" "$ERR"
+expect_eq "the prefix is unchanged" "$before" "$(snapshot "$T/prefix")"
+run install "$T/nothing.kdb" --prefix "$T/prefix"
+expect_rc 1
+
+# Import: the entries into a fresh user cache, then hits from it.
+rm -f "$T/sys/gfx906_60.kdb"
+export KCACHE_CUSTOM_CACHE_DIR="$T/imported"
+run import "$good"
+expect_rc 0
+expect_contains "import says how many" "imported 1 entries of $good" "$OUT"
+compile_ok --source src/add.cl --output out/imported.bin
+expect_eq "after import: tier" user "$TIER"
+cmp -s out/compiled.bin out/imported.bin || fail "the imported binary differs"
+run import "$T/damaged.kdb"
+expect_rc 1

@@ -1,0 +1,111 @@
+// kcache install and kcache import: a package into the system folder, or
+// its entries into the user cache.
+#include <kcache/cache.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+
+#include "commands.h"
+#include "named_files.h"
+
+namespace kcache::tool {
+namespace {
+
+std::string db_of(const PackageInfo& info) {
+  for (const auto& [name, value] : info.metadata) {
+    if (name == "db") return value;
+  }
+  return {};
+}
+
+// Installs `path` as <folder>/<db>.kdb: checked whole first, then copied
+// to a temporary file beside the target, synced and renamed over it, so
+// the system tier never sees half a package.
+int install_one(const std::string& path, const std::string& folder) {
+  auto info = read_package_info(path, /*check_entries=*/true);
+  if (!info) return report_failure(path + ": " + info.status().message() + "; not installed");
+  if (info->bad_entries > 0) {
+    return report_failure(path + ": " + std::to_string(info->bad_entries) + " of its " +
+                          std::to_string(info->kernels) +
+                          " entries fail their checks; not installed");
+  }
+  const std::string db = db_of(*info);
+  if (db.empty() || db.find('/') != std::string::npos || db.starts_with('.')) {
+    return report_failure(path + " names no database it belongs to; not installed");
+  }
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) return report_failure("cannot create " + folder + ": " + error.message());
+  auto bytes = read_input_file(path, path, std::uint64_t(1) << 40);
+  if (!bytes) return report_failure(bytes.status().message());
+  const std::string target = folder + "/" + db + ".kdb";
+  if (Status s = write_output_file(
+          target, target, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()},
+          /*sync=*/true);
+      !s.is_ok()) {
+    return report_failure(s.message());
+  }
+  std::cout << "installed " << target << " (" << info->kernels << " kernels)\n";
+  if (auto installed = read_package_info(target); installed && !installed->untrusted.empty()) {
+    std::cerr << "kcache: Warning [SystemDb] the system tier will not use " << target
+              << ": another user could have written it (" << installed->untrusted << ")\n";
+  }
+  return 0;
+}
+
+int run_install(const std::vector<std::string>& packages, const std::string& prefix) {
+  std::string folder;
+  if (!prefix.empty()) {
+    folder = prefix + "/share/kcache/db";
+  } else {
+    auto cache = Cache::open();
+    if (!cache) return report_failure(cache.status().message());
+    folder = (*cache)->config().system_db_path;
+    if (folder.empty()) {
+      return report_failure("the cache is disabled, so there is no system folder; give --prefix");
+    }
+  }
+  int status = 0;
+  for (const auto& path : packages) status = std::max(status, install_one(path, folder));
+  return status;
+}
+
+int run_import(const std::vector<std::string>& packages) {
+  auto cache = Cache::open();
+  if (!cache) return report_failure(cache.status().message());
+  int status = 0;
+  for (const auto& path : packages) {
+    auto count = (*cache)->import_package(path);
+    if (!count) {
+      status = report_failure(path + ": " + count.status().message());
+      continue;
+    }
+    std::cout << "imported " << *count << " entries of " << path << " into "
+              << (*cache)->config().user_dir << "\n";
+  }
+  return status;
+}
+
+}  // namespace
+
+Runner add_install_command(CLI::App& app) {
+  auto packages = std::make_shared<std::vector<std::string>>();
+  auto prefix = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "install", "Put packages where the system tier finds them (checked, then renamed in)");
+  cmd->add_option("packages", *packages, "Packages (.kdb) to install")->required();
+  cmd->add_option("--prefix", *prefix,
+                  "Install into <prefix>/share/kcache/db (default: the system folder in use)");
+  return [packages, prefix] { return run_install(*packages, *prefix); };
+}
+
+Runner add_import_command(CLI::App& app) {
+  auto packages = std::make_shared<std::vector<std::string>>();
+  CLI::App* cmd = app.add_subcommand("import", "Copy the entries of packages into the user cache");
+  cmd->add_option("packages", *packages, "Packages (.kdb) to import")->required();
+  return [packages] { return run_import(*packages); };
+}
+
+}  // namespace kcache::tool
