@@ -262,4 +262,12 @@ struct KCACHE_EXPORT PackageInfo {
 KCACHE_EXPORT Result<PackageInfo> read_package_info(const std::string& path,
                                                     bool check_entries = false);
 
+// Joins packages of one database (their metadata "db") into a new package
+// at `output` (replaced atomically), each key once (the first package's
+// copy); entries that fail their checks are left out. Returns how many
+// entries the new package holds. kInvalidArgument when the packages are of
+// different databases.
+KCACHE_EXPORT Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
+                                                   const std::string& output);
+
 }  // namespace kcache

@@ -51,3 +51,26 @@ expect_eq "after import: tier" user "$TIER"
 cmp -s out/compiled.bin out/imported.bin || fail "the imported binary differs"
 run import "$T/damaged.kdb"
 expect_rc 1
+
+# Merge: two packages of one database become one holding each kernel
+# once; packages of two databases are refused, nothing written.
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache3"
+printf '__kernel void two(__global float* x) { x[0] = 2; }\n' >"$T/src/two.cl"
+compile_ok --source src/two.cl --output out/two.bin
+mkdir -p "$T/export2"
+run export --output "$T/export2"
+expect_rc 0
+run merge "$good" "$T/export2/gfx906_60.kdb" "$good" --output "$T/merged.kdb"
+expect_rc 0
+expect_contains "merge says what it wrote" "merged 3 packages into $T/merged.kdb (2 kernels)" "$OUT"
+run info "$T/merged.kdb" --json
+expect_rc 0
+expect_eq "kernels in the merged package" 2 "$(json_py "$OUT" 'd[0]["kernels"]')"
+compile_ok --source src/two.cl --output out/two.other.bin --target gfx90a
+mkdir -p "$T/export3"
+run export --db gfx90a --output "$T/export3/gfx90a.kdb"
+expect_rc 0
+run merge "$good" "$T/export3/gfx90a.kdb" --output "$T/mixed.kdb"
+expect_rc 1
+expect_contains "two databases are refused" "only packages of one database are merged" "$ERR"
+[[ ! -e "$T/mixed.kdb" ]] || fail "a refused merge wrote $T/mixed.kdb"

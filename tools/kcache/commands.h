@@ -21,6 +21,7 @@ Runner add_export_command(CLI::App& app);
 Runner add_pack_command(CLI::App& app);
 Runner add_install_command(CLI::App& app);
 Runner add_import_command(CLI::App& app);
+Runner add_merge_command(CLI::App& app);
 
 // Prints "kcache: <text>" on stderr and returns 1.
 int report_failure(const std::string& text);

@@ -88,7 +88,28 @@ int run_import(const std::vector<std::string>& packages) {
   return status;
 }
 
+int run_merge(const std::vector<std::string>& packages, const std::string& output) {
+  if (Status s = check_output_path(output, "--output " + output); !s.is_ok()) {
+    return report_failure(s.message());
+  }
+  auto count = merge_packages(packages, output);
+  if (!count) return report_failure(count.status().message() + "; nothing written");
+  std::cout << "merged " << packages.size() << " packages into " << output << " (" << *count
+            << " kernels)\n";
+  return 0;
+}
+
 }  // namespace
+
+Runner add_merge_command(CLI::App& app) {
+  auto packages = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  CLI::App* cmd =
+      app.add_subcommand("merge", "Join packages of one database into one (each kernel once)");
+  cmd->add_option("packages", *packages, "Packages (.kdb) to join")->required();
+  cmd->add_option("--output,-o", *output, "The package to write")->required();
+  return [packages, output] { return run_merge(*packages, *output); };
+}
 
 Runner add_install_command(CLI::App& app) {
   auto packages = std::make_shared<std::vector<std::string>>();

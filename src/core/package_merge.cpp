@@ -1,0 +1,63 @@
+// merge_packages (kcache/cache.h): `kcache merge`.
+#include <kcache/cache.h>
+#include <kcache/version.h>
+
+#include <set>
+
+#include "core/key_builder.h"
+#include "format/entry.h"
+#include "format/kdb_file.h"
+
+namespace kcache {
+namespace {
+
+std::string field(const Fields& fields, std::string_view name) {
+  for (const auto& [key, value] : fields) {
+    if (key == name) return value;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
+                                     const std::string& output) {
+  Env& env = const_cast<Env&>(Env::posix());
+  if (inputs.empty()) return Status::invalid_argument("no package to merge");
+  std::string db;
+  std::set<CacheKey> seen;
+  std::set<std::string> compilers;
+  std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> entries;
+  for (const auto& path : inputs) {
+    auto kdb = KdbReader::open(path, env);
+    if (!kdb) return Status(kdb.status().code(), path + ": " + kdb.status().message());
+    const std::string its_db = field((*kdb)->metadata(), "db");
+    if (db.empty()) db = its_db;
+    if (its_db.empty() || its_db != db) {
+      return Status::invalid_argument(path + " is a package of '" + its_db + "', not of '" + db +
+                                      "': only packages of one database are merged");
+    }
+    for (const auto& [name, value] : (*kdb)->metadata()) {
+      if (name == "compiler") compilers.insert(value);
+    }
+    for (const auto& slot : (*kdb)->slots()) {
+      if (seen.contains(slot.key)) continue;
+      auto bytes = (*kdb)->read(slot);
+      if (!bytes) return Status(bytes.status().code(), path + ": " + bytes.status().message());
+      if (!decode_entry(*bytes, &slot.key)) continue;  // left out: it fails its checks
+      seen.insert(slot.key);
+      const auto span = bytes->span();
+      entries.emplace_back(slot.key, std::vector<std::uint8_t>(span.begin(), span.end()));
+    }
+  }
+  Fields metadata{{"producer", std::string("kcache ") + KCACHE_VERSION_STRING},
+                  {"db", db},
+                  {"created", std::to_string(env.now_unix())},
+                  {"key_format", std::to_string(kKeySchemaVersion)},
+                  {"entry_format", std::to_string(kEntryFormatVersion)}};
+  for (const auto& compiler : compilers) metadata.emplace_back("compiler", compiler);
+  if (Status s = write_kdb(env, output, entries, metadata); !s.is_ok()) return s;
+  return static_cast<std::uint64_t>(entries.size());
+}
+
+}  // namespace kcache
