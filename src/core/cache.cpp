@@ -27,6 +27,7 @@
 #include "core/kernel_recorder.h"
 #include "core/key_builder.h"
 #include "core/log.h"
+#include "core/package_metadata.h"
 #include "core/read_manifest.h"
 #include "core/single_flight.h"
 #include "env/env.h"
@@ -441,26 +442,15 @@ class Cache::Impl final : public TierEvents {
       if (!bytes) return bytes.status();
       encoded.emplace_back(entry.key, std::move(*bytes));
     }
-    Fields metadata{{"producer", std::string("kcache ") + KCACHE_VERSION_STRING},
-                    {"db", std::string(db)},
-                    {"created", std::to_string(env_.now_unix())},
-                    {"key_format", std::to_string(kKeySchemaVersion)},
-                    {"entry_format", std::to_string(kEntryFormatVersion)}};
     // Each compiler the entries were compiled by, once, as its key fields
     // say.
     std::set<std::string> compilers;
     for (const auto& entry : *entries) {
-      auto material = KeyMaterial::parse(std::string(entry.material));
-      if (!material) continue;
-      std::string backend, id, version;
-      for (const auto& field : material->fields()) {
-        if (field.name == "backend") backend = field.value;
-        if (field.name == "compiler.id") id = field.value;
-        if (field.name == "compiler.version") version = field.value;
+      if (std::string compiler = compiler_of_material(entry.material); !compiler.empty()) {
+        compilers.insert(std::move(compiler));
       }
-      compilers.insert(backend + " | " + id + " | " + version);
     }
-    for (const auto& compiler : compilers) metadata.emplace_back("compiler", compiler);
+    const Fields metadata = package_metadata(std::string(db), compilers, env_.now_unix());
     if (Status s = write_kdb(env_, output_path, encoded, metadata); !s.is_ok()) return s;
     return static_cast<std::uint64_t>(encoded.size());
   }

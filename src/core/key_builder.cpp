@@ -225,7 +225,8 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   // it had, found by everything it was derived from (parsing the options,
   // the search and the fields again would cost more than the lookup).
   ScanInputs whole;
-  const bool memoize = memo != nullptr && may_read_files(request.source);
+  const bool source_reads = may_read_files(request.source);  // looked at once
+  const bool memoize = memo != nullptr && source_reads;
   if (memoize) {
     whole = request_inputs(request, compiler, inputs, target);
     ScanFound found = memo->heads.find(whole, env);
@@ -265,8 +266,7 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   const bool forced = std::any_of(options->paths.begin(), options->paths.end(), [](const auto& p) {
     return p.role == OptionRole::kForcedInclude || p.role == OptionRole::kMacrosFile;
   });
-  if (!forced && leading->paths.empty() && trailing->paths.empty() &&
-      !may_read_files(request.source)) {
+  if (!forced && leading->paths.empty() && trailing->paths.empty() && !source_reads) {
     return key_text(request, compiler, inputs, target, *options, IncludeScan{});
   }
 

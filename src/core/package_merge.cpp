@@ -1,10 +1,9 @@
 // merge_packages (kcache/cache.h): `kcache merge`.
 #include <kcache/cache.h>
-#include <kcache/version.h>
 
 #include <set>
 
-#include "core/key_builder.h"
+#include "core/package_metadata.h"
 #include "format/entry.h"
 #include "format/kdb_file.h"
 
@@ -50,12 +49,7 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
       entries.emplace_back(slot.key, std::vector<std::uint8_t>(span.begin(), span.end()));
     }
   }
-  Fields metadata{{"producer", std::string("kcache ") + KCACHE_VERSION_STRING},
-                  {"db", db},
-                  {"created", std::to_string(env.now_unix())},
-                  {"key_format", std::to_string(kKeySchemaVersion)},
-                  {"entry_format", std::to_string(kEntryFormatVersion)}};
-  for (const auto& compiler : compilers) metadata.emplace_back("compiler", compiler);
+  const Fields metadata = package_metadata(db, compilers, env.now_unix());
   if (Status s = write_kdb(env, output, entries, metadata); !s.is_ok()) return s;
   return static_cast<std::uint64_t>(entries.size());
 }

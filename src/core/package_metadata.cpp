@@ -1,0 +1,34 @@
+#include "core/package_metadata.h"
+
+#include <kcache/key.h>
+#include <kcache/version.h>
+
+#include "core/key_builder.h"
+#include "format/entry.h"
+
+namespace kcache {
+
+Fields package_metadata(const std::string& db, const std::set<std::string>& compilers,
+                        std::int64_t created_unix) {
+  Fields metadata{{"producer", std::string("kcache ") + KCACHE_VERSION_STRING},
+                  {"db", db},
+                  {"created", std::to_string(created_unix)},
+                  {"key_format", std::to_string(kKeySchemaVersion)},
+                  {"entry_format", std::to_string(kEntryFormatVersion)}};
+  for (const auto& compiler : compilers) metadata.emplace_back("compiler", compiler);
+  return metadata;
+}
+
+std::string compiler_of_material(std::string_view material) {
+  auto parsed = KeyMaterial::parse(std::string(material));
+  if (!parsed) return {};
+  std::string backend, id, version;
+  for (const auto& field : parsed->fields()) {
+    if (field.name == "backend") backend = field.value;
+    if (field.name == "compiler.id") id = field.value;
+    if (field.name == "compiler.version") version = field.value;
+  }
+  return backend + " | " + id + " | " + version;
+}
+
+}  // namespace kcache
