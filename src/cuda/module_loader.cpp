@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/dynamic_library.h"
+#include "env/dynamic_library.h"
 
 namespace kcache::cuda {
 namespace {

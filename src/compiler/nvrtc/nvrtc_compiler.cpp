@@ -22,7 +22,7 @@
 #include <optional>
 
 #include "compiler/compiler_facts.h"
-#include "compiler/dynamic_library.h"
+#include "env/dynamic_library.h"
 #include "compiler/registry.h"
 #include "format/hash.h"
 #include "inputs/options.h"

@@ -23,7 +23,7 @@
 #include <mutex>
 
 #include "compiler/compiler_facts.h"
-#include "compiler/dynamic_library.h"
+#include "env/dynamic_library.h"
 #include "compiler/loaded_libraries.h"
 #include "compiler/registry.h"
 #include "format/hash.h"

@@ -1,4 +1,4 @@
-#include "compiler/dynamic_library.h"
+#include "env/dynamic_library.h"
 
 #include <dlfcn.h>
 #include <link.h>
