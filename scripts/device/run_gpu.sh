@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The GPU pass, in one call on the device machine (see pack.sh): the GPU
 # tests for real, the CUDA demo cold then warm, and the kernel-ready
-# benchmark against the load floor, the CUDA driver's JIT cache and CuPy.
+# benchmark against the load floor, the CUDA driver's JIT cache and CuPy;
+# then `kcache pack` of 500 NVRTC kernels with --jobs 1 against --jobs 16
+# (issue 11; about 1.5 minutes).
 # Everything it prints also lands in $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,6 +40,15 @@ step() { echo; echo "=== $* ==="; }
   step "kernel-ready benchmark"
   python3 bench/cuda/run_load_bench.py --bench "$b/bench/cuda_load_bench" --lib-path "$libs" \
     --work /tmp/kcache-load-bench --repeats "${REPEATS:-3}" --out "$out/load_bench.md" || status=1
+
+  # Last, so that its 16 compiling threads disturb no measurement above.
+  # Its repeats are its own (PACK_REPEATS): a --jobs 1 run is ~40 s of
+  # compiles. --processes adds 16 `pack --jobs 1` on split manifests: what
+  # the cores give when no process is shared.
+  step "pack: 500 NVRTC kernels for sm_90, --jobs 1 against --jobs 16 (issue 11)"
+  timeout 180 python3 bench/pack_jobs.py --kcache "$b/tools/kcache/kcache" --lib-path "$libs" \
+    --backend nvrtc --target sm_90 --kernels 500 --jobs 1,16 --repeat "${PACK_REPEATS:-2}" \
+    --processes --work /tmp/kcache-pack-jobs | tee "$out/pack_jobs.md" || status=1
   exit "$status"
 } 2>&1 | tee "$out/gpu_run.log"
 exit "${PIPESTATUS[0]}"

@@ -1,0 +1,690 @@
+#!/usr/bin/env python3
+"""`kcache pack` of many kernels with --jobs 1 against --jobs N (issue 11).
+
+    pack_jobs.py --kcache BUILD/tools/kcache/kcache --backend nvrtc|opencl
+                 [--target sm_90] [--kernels 500] [--jobs 1,N] [--repeat 2]
+                 [--processes] [--lib-path DIR:DIR] [--work DIR] [--keep]
+
+It writes a manifest (docs/formats.md §4) of --kernels distinct kernels:
+tiled GEMMs, direct convolutions, reductions, 2-D stencils, transposes,
+row softmaxes and fused element-wise chains, each family varied in tile
+sizes, unrolling, element types and operations, so that every line is its
+own compile of real work (the same generator gives CUDA C++ for NVRTC and
+OpenCL C for PoCL). Then every timed run is
+    kcache pack --manifest M --target T --output X.kdb --work W --jobs J
+with a fresh W and X (pack resumes from W: a second run into one W would be
+all hits); each run must report every kernel compiled. The compilers' own
+caches are off and fresh (CUDA_CACHE_DISABLE=1 and a new CUDA_CACHE_PATH:
+NVRTC 13 can keep its PTX->SASS step in the driver's cache; POCL_KERNEL_CACHE=0
+and a new POCL_CACHE_DIR). The job counts take turns within each repeat.
+
+With --processes it also times the manifest split in N parts packed by N
+`kcache pack --jobs 1` processes at once (the wall time until the last one
+ends): what N compilers do when nothing in one process is shared, to tell a
+lock inside the process from a machine that has no more to give. For every
+run it prints the CPU time its processes used (user + sys) over the wall
+time: about N cores busy when N compiles run, about 1 when they take turns.
+
+Every package must hold the same keys (read from the .kdb index, formats.md
+§2) and `kcache info --json` must give the same count and database.
+Prints a table and, last, one line `PACK_JOBS_JSON {...}` for scripts.
+Exit 1 when a run fails, does not compile everything, or the keys differ.
+"""
+import argparse
+import hashlib
+import json
+import os
+import pathlib
+import random
+import resource
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+# --------------------------------------------------------------------------
+# Kernel sources. One generator for both dialects: the families are written
+# against a few macros that each dialect's prelude defines.
+
+PRELUDE = {
+    "cuda": """\
+#define KERNEL extern "C" __global__
+#define GLOBAL
+#define LOCAL __shared__
+#define BARRIER() __syncthreads()
+#define GID0 (blockIdx.x * blockDim.x + threadIdx.x)
+#define GID1 (blockIdx.y * blockDim.y + threadIdx.y)
+#define LID0 ((int)threadIdx.x)
+#define LID1 ((int)threadIdx.y)
+#define GRP0 ((int)blockIdx.x)
+#define GRP1 ((int)blockIdx.y)
+#define NGRP0 ((int)gridDim.x)
+""",
+    "opencl": """\
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define KERNEL __kernel
+#define GLOBAL __global
+#define LOCAL __local
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define GID0 ((int)get_global_id(0))
+#define GID1 ((int)get_global_id(1))
+#define LID0 ((int)get_local_id(0))
+#define LID1 ((int)get_local_id(1))
+#define GRP0 ((int)get_group_id(0))
+#define GRP1 ((int)get_group_id(1))
+#define NGRP0 ((int)get_num_groups(0))
+""",
+}
+
+TYPES = ["float", "double"]
+
+
+def gemm(p):
+    # Register-tiled GEMM: TS x TS tile in local memory, WPT x WPT outputs a
+    # thread, the k loop unrolled by UNROLL; transposes and alpha/beta vary.
+    ts, wpt, unroll, t, ta, tb = p
+    a_at = "A[(k0 + kk) + (row) * K]" if not ta else "A[(row) + (k0 + kk) * M]"
+    b_at = "B[(col) + (k0 + kk) * N]" if not tb else "B[(k0 + kk) + (col) * K]"
+    src = f"""
+#define TS {ts}
+#define WPT {wpt}
+#define RTS (TS / WPT)
+typedef {t} T;
+KERNEL void gemm(int M, int N, int K, T alpha, T beta,
+                 GLOBAL const T* A, GLOBAL const T* B, GLOBAL T* C) {{
+  LOCAL T As[TS][TS + 1];
+  LOCAL T Bs[TS][TS + 1];
+  const int lr = LID1, lc = LID0;
+  const int gr = GRP1 * TS, gc = GRP0 * TS;
+  T acc[WPT][WPT];
+  for (int i = 0; i < WPT; ++i)
+    for (int j = 0; j < WPT; ++j) acc[i][j] = (T)0;
+  for (int k0 = 0; k0 < K; k0 += TS) {{
+    for (int i = 0; i < WPT; ++i)
+      for (int j = 0; j < WPT; ++j) {{
+        const int r = lr * WPT + i, c = lc * WPT + j;
+        {{ const int row = gr + r; const int kk = c;
+          As[r][c] = (row < M && k0 + kk < K) ? {a_at} : (T)0; }}
+        {{ const int col = gc + c; const int kk = r;
+          Bs[r][c] = (col < N && k0 + kk < K) ? {b_at} : (T)0; }}
+      }}
+    BARRIER();
+#pragma unroll {unroll}
+    for (int k = 0; k < TS; ++k)
+      for (int i = 0; i < WPT; ++i)
+        for (int j = 0; j < WPT; ++j)
+          acc[i][j] += As[lr * WPT + i][k] * Bs[k][lc * WPT + j];
+    BARRIER();
+  }}
+  for (int i = 0; i < WPT; ++i)
+    for (int j = 0; j < WPT; ++j) {{
+      const int row = gr + lr * WPT + i, col = gc + lc * WPT + j;
+      if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + beta * C[row * N + col];
+    }}
+}}
+"""
+    return "gemm", src
+
+
+def conv(p):
+    # Direct 2-D convolution, KS x KS filter, channels unrolled by CU.
+    ks, cu, t, stride, relu = p
+    act = "v = v > (T)0 ? v : (T)0;" if relu else ""
+    src = f"""
+#define KS {ks}
+#define CU {cu}
+#define STRIDE {stride}
+typedef {t} T;
+KERNEL void conv2d(int C, int H, int W, int OH, int OW,
+                   GLOBAL const T* in, GLOBAL const T* w, GLOBAL const T* bias,
+                   GLOBAL T* out) {{
+  const int ox = GID0, oy = GID1, oc = GRP0 % 64;
+  if (ox >= OW || oy >= OH) return;
+  T v = bias[oc];
+  for (int c0 = 0; c0 < C; c0 += CU) {{
+#pragma unroll
+    for (int cc = 0; cc < CU; ++cc) {{
+      const int c = c0 + cc;
+      if (c >= C) break;
+#pragma unroll
+      for (int ky = 0; ky < KS; ++ky)
+#pragma unroll
+        for (int kx = 0; kx < KS; ++kx) {{
+          const int iy = oy * STRIDE + ky - KS / 2, ix = ox * STRIDE + kx - KS / 2;
+          if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+            v += in[(c * H + iy) * W + ix] * w[((oc * C + c) * KS + ky) * KS + kx];
+        }}
+    }}
+  }}
+  {act}
+  out[(oc * OH + oy) * OW + ox] = v;
+}}
+"""
+    return "conv2d", src
+
+
+REDUCE_OPS = {
+    "sum": ("(T)0", "a + b", "x"),
+    "max": ("(T)-1e30", "(a > b ? a : b)", "x"),
+    "min": ("(T)1e30", "(a < b ? a : b)", "x"),
+    "sumsq": ("(T)0", "a + b", "x * x"),
+    "l1": ("(T)0", "a + b", "(x < (T)0 ? -x : x)"),
+}
+
+
+def reduce_(p):
+    # Tree reduction in local memory, IPT items a thread first.
+    block, op, t, ipt = p
+    ident, comb, load = REDUCE_OPS[op]
+    src = f"""
+#define BLOCK {block}
+#define IPT {ipt}
+typedef {t} T;
+#define COMBINE(a, b) ({comb})
+KERNEL void reduce(int n, GLOBAL const T* in, GLOBAL T* partial) {{
+  LOCAL T buf[BLOCK];
+  const int tid = LID0;
+  T acc = {ident};
+  for (int base = GRP0 * BLOCK * IPT; base < n; base += NGRP0 * BLOCK * IPT) {{
+#pragma unroll
+    for (int i = 0; i < IPT; ++i) {{
+      const int at = base + i * BLOCK + tid;
+      if (at < n) {{ const T x = in[at]; acc = COMBINE(acc, ({load})); }}
+    }}
+  }}
+  buf[tid] = acc;
+  BARRIER();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {{
+    if (tid < s) {{ const T a = buf[tid], b = buf[tid + s]; buf[tid] = COMBINE(a, b); }}
+    BARRIER();
+  }}
+  if (tid == 0) partial[GRP0] = buf[0];
+}}
+"""
+    return "reduce", src
+
+
+def stencil(p):
+    # 2-D star stencil of radius R over a tile staged in local memory.
+    radius, t, tile = p
+    tx, ty = tile
+    coeffs = " + ".join(
+        f"(T){1.0 / (d + 1):.6f} * (s[ly][lx - {d}] + s[ly][lx + {d}] + s[ly - {d}][lx] + s[ly + {d}][lx])"
+        for d in range(1, radius + 1))
+    src = f"""
+#define R {radius}
+#define TX {tx}
+#define TY {ty}
+typedef {t} T;
+KERNEL void stencil(int W, int H, GLOBAL const T* in, GLOBAL T* out) {{
+  LOCAL T s[TY + 2 * R][TX + 2 * R];
+  const int x = GID0, y = GID1, lx = LID0 + R, ly = LID1 + R;
+  for (int j = LID1; j < TY + 2 * R; j += TY)
+    for (int i = LID0; i < TX + 2 * R; i += TX) {{
+      int gx = GRP0 * TX + i - R, gy = GRP1 * TY + j - R;
+      gx = gx < 0 ? 0 : (gx >= W ? W - 1 : gx);
+      gy = gy < 0 ? 0 : (gy >= H ? H - 1 : gy);
+      s[j][i] = in[gy * W + gx];
+    }}
+  BARRIER();
+  if (x < W && y < H) out[y * W + x] = (T){-0.5 * radius:.3f} * s[ly][lx] + {coeffs};
+}}
+"""
+    return "stencil", src
+
+
+def transpose(p):
+    tile, pad, t, rows = p
+    src = f"""
+#define TILE {tile}
+#define PAD {pad}
+#define ROWS {rows}
+typedef {t} T;
+KERNEL void transpose(int W, int H, GLOBAL const T* in, GLOBAL T* out) {{
+  LOCAL T tile[TILE][TILE + PAD];
+  int x = GRP0 * TILE + LID0, y = GRP1 * TILE + LID1;
+  for (int j = 0; j < TILE; j += ROWS)
+    if (x < W && y + j < H) tile[LID1 + j][LID0] = in[(y + j) * W + x];
+  BARRIER();
+  x = GRP1 * TILE + LID0;
+  y = GRP0 * TILE + LID1;
+  for (int j = 0; j < TILE; j += ROWS)
+    if (x < H && y + j < W) out[(y + j) * H + x] = tile[LID0][LID1 + j];
+}}
+"""
+    return "transpose", src
+
+
+def softmax(p):
+    # One row a work-group: max, exp-sum, normalise; VEC elements a thread.
+    block, vec, t, log = p
+    final = "out[r * n + i] = v[k] - m - log(total);" if log else "out[r * n + i] = exp(v[k] - m) / total;"
+    src = f"""
+#define BLOCK {block}
+#define VEC {vec}
+typedef {t} T;
+KERNEL void softmax(int rows, int n, GLOBAL const T* in, GLOBAL T* out) {{
+  LOCAL T red[BLOCK];
+  const int r = GRP0, tid = LID0;
+  if (r >= rows) return;
+  T v[VEC];
+  T m = (T)-1e30;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {{
+    const int i = tid + k * BLOCK;
+    v[k] = i < n ? in[r * n + i] : (T)-1e30;
+    m = v[k] > m ? v[k] : m;
+  }}
+  red[tid] = m;
+  BARRIER();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {{
+    if (tid < s) red[tid] = red[tid] > red[tid + s] ? red[tid] : red[tid + s];
+    BARRIER();
+  }}
+  m = red[0];
+  BARRIER();
+  T sum = (T)0;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) sum += tid + k * BLOCK < n ? exp(v[k] - m) : (T)0;
+  red[tid] = sum;
+  BARRIER();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {{
+    if (tid < s) red[tid] += red[tid + s];
+    BARRIER();
+  }}
+  const T total = red[0];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {{
+    const int i = tid + k * BLOCK;
+    if (i < n) {{ {final} }}
+  }}
+}}
+"""
+    return "softmax", src
+
+
+UNARY = ["sin({})", "cos({})", "exp({} * (T)0.01)", "tanh({})", "sqrt(fabs({}) + (T)1)",
+         "log(fabs({}) + (T)1)", "({} * {} + (T)0.5)", "fmax({}, (T)0)", "fmin({}, (T)6)",
+         "(T)1 / ((T)1 + exp(-{}))", "fma({}, (T)1.0001, (T)0.25)", "atan({})"]
+
+
+def fused(p):
+    # A chain of element-wise operations fused into one kernel, ITEMS
+    # elements a thread; the chain is drawn from the seed (deterministic).
+    seed, length, t, items = p
+    rng = int(hashlib.sha256(f"fused {seed}".encode()).hexdigest(), 16)
+    lines = []
+    for step in range(length):
+        rng, pick = divmod(rng, len(UNARY))
+        rng, mix = divmod(rng, 3)
+        expr = UNARY[pick].format(*(["x"] * UNARY[pick].count("{}")))
+        if mix == 0:
+            lines.append(f"x = {expr};")
+        elif mix == 1:
+            lines.append(f"x = {expr} + y * (T){(step + 1) / 7:.5f};")
+        else:
+            lines.append(f"y = y * (T)0.5 + {expr};")
+    body = "\n      ".join(lines)
+    src = f"""
+#define ITEMS {items}
+typedef {t} T;
+KERNEL void fused(int n, GLOBAL const T* a, GLOBAL const T* b, GLOBAL T* out) {{
+  const int base = GID0 * ITEMS;
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {{
+    const int i = base + k;
+    if (i < n) {{
+      T x = a[i], y = b[i];
+      {body}
+      out[i] = x + y;
+    }}
+  }}
+}}
+"""
+    return "fused", src
+
+
+def families():
+    """Each family: (name, generator, its parameter list)."""
+    return [
+        ("gemm", gemm, [(ts, wpt, u, t, ta, tb) for ts in (8, 16, 32) for wpt in (1, 2, 4)
+                        for u in (1, 4) for t in TYPES for ta in (0, 1) for tb in (0, 1)]),
+        ("conv", conv, [(ks, cu, t, st, relu) for ks in (1, 3, 5, 7) for cu in (1, 2, 4)
+                        for t in TYPES for st in (1, 2) for relu in (0, 1)]),
+        ("reduce", reduce_, [(b, op, t, ipt) for b in (64, 128, 256, 512) for op in REDUCE_OPS
+                             for t in TYPES for ipt in (1, 2, 4, 8)]),
+        ("stencil", stencil, [(r, t, tile) for r in range(1, 9) for t in TYPES
+                              for tile in ((8, 8), (16, 16), (32, 8), (16, 4))]),
+        ("transpose", transpose, [(tl, pad, t, rows) for tl in (8, 16, 32) for pad in (0, 1)
+                                  for t in TYPES for rows in (1, 2, 4, 8) if rows <= tl]),
+        ("softmax", softmax, [(b, v, t, lg) for b in (32, 64, 128, 256) for v in (1, 2, 4, 8)
+                              for t in TYPES for lg in (0, 1)]),
+        # Unbounded: fills whatever the others leave.
+        ("fused", fused, None),
+    ]
+
+
+def kernels(count, dialect):
+    """`count` distinct (family, name, source) of `dialect`: the families in
+    turn, so that any count holds a mix of them."""
+    lists = []
+    for name, gen, params in families():
+        if params is not None:
+            params = list(params)
+            # A fixed shuffle: any count takes a spread of each family's
+            # variants, not its first corner.
+            random.Random(name).shuffle(params)
+        lists.append((name, gen, params))
+    out, seen, turn = [], set(), 0
+    fused_seed = 0
+    while len(out) < count:
+        name, gen, params = lists[turn % len(lists)]
+        turn += 1
+        if params is None:
+            fused_seed += 1
+            p = (fused_seed, 6 + fused_seed % 19, TYPES[fused_seed % 2], (1, 2, 4)[fused_seed % 3])
+        elif params:
+            p = params.pop(0)
+        else:
+            continue
+        kernel, body = gen(p)
+        source = PRELUDE[dialect] + body
+        if source in seen:
+            continue
+        seen.add(source)
+        out.append((name, kernel, source))
+    return out
+
+
+def write_manifest(path, backend, count):
+    """A manifest of `count` lines (docs/formats.md §4). The `key` of each line
+    is a placeholder made from the line (pack keys every line anew for its
+    --target); no `target` or `compiler` is written, as no compile recorded
+    them, so pack has no recorded key to compare."""
+    dialect = "cuda" if backend in ("nvrtc", "hip") else "opencl"
+    options = "-default-device" if backend == "nvrtc" else ""
+    with open(path, "w", encoding="utf-8") as f:
+        for _family, kernel, source in kernels(count, dialect):
+            line = {"kcache_manifest": 1, "backend": backend, "options": options,
+                    "kernel_names": [kernel], "include_dirs": [], "headers": [],
+                    "key_headers": [], "source": source}
+            line["key"] = hashlib.sha256(json.dumps(line, sort_keys=True).encode()).hexdigest()[:32]
+            f.write(json.dumps(line, sort_keys=True) + "\n")
+
+
+def split_manifest(path, parts, folder):
+    lines = pathlib.Path(path).read_text(encoding="utf-8").splitlines(keepends=True)
+    out = []
+    for i in range(parts):
+        part = folder / f"part{i}.jsonl"
+        part.write_text("".join(lines[i::parts]), encoding="utf-8")
+        out.append(part)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Running pack.
+
+def kdb_keys(path):
+    """The keys of a .kdb, from its index (docs/formats.md §2)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"KCACHEDB":
+        raise ValueError(f"{path}: not a kcache package")
+    count, index = struct.unpack_from("<QQ", data, 16)
+    return [data[index + 32 * i:index + 32 * i + 16].hex() for i in range(count)]
+
+
+class Runner:
+    def __init__(self, args, base):
+        self.args = args
+        self.base = base
+        self.env = dict(os.environ)
+        if args.lib_path:
+            self.env["LD_LIBRARY_PATH"] = args.lib_path + (
+                ":" + self.env["LD_LIBRARY_PATH"] if self.env.get("LD_LIBRARY_PATH") else "")
+        for name in ("KCACHE_RECORD", "KCACHE_DISABLE_CACHE", "KCACHE_CUSTOM_CACHE_DIR",
+                     "KCACHE_SYSTEM_DB_PATH"):
+            self.env.pop(name, None)
+        self.env.setdefault("KCACHE_LOG_LEVEL", "warning")
+        self.runs = 0
+
+    def fresh(self, label):
+        self.runs += 1
+        folder = self.base / f"run{self.runs:03d}-{label}"
+        folder.mkdir()
+        env = dict(self.env)
+        # The compilers' own caches: off, and fresh in case "off" is not.
+        env["CUDA_CACHE_DISABLE"] = "1"
+        env["CUDA_CACHE_PATH"] = str(folder / "cuda-cache")
+        env["POCL_KERNEL_CACHE"] = "0"
+        env["POCL_CACHE_DIR"] = str(folder / "pocl-cache")
+        (folder / "pocl-cache").mkdir()
+        return folder, env
+
+    def pack_command(self, manifest, output, work, jobs):
+        cmd = [self.args.kcache, "pack", "--manifest", str(manifest), "--target", self.args.target,
+               "--output", str(output), "--work", str(work), "--jobs", str(jobs),
+               "--backend", self.args.backend]
+        if self.args.nvrtc_library:
+            cmd += ["--nvrtc-library", self.args.nvrtc_library]
+        return cmd
+
+    def timed(self, label, commands, folder, env):
+        """Starts every command at once; the wall time until the last ends and
+        the CPU seconds (user + sys) of them all."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        procs = []
+        for i, cmd in enumerate(commands):
+            err = open(folder / f"stderr{i}.txt", "wb")
+            procs.append((subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=err), err))
+        outputs = []
+        for proc, err in procs:
+            out, _ = proc.communicate()
+            err.close()
+            outputs.append((proc.returncode, out.decode(errors="replace")))
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return wall, cpu, outputs
+
+    def run(self, manifest, jobs, processes, expected):
+        """One timed pack: `jobs` threads in one process, or, with processes > 1,
+        the manifest split in that many parts, one `--jobs 1` process each."""
+        label = f"p{processes}" if processes > 1 else f"j{jobs}"
+        folder, env = self.fresh(label)
+        if processes > 1:
+            parts = split_manifest(manifest, processes, folder)
+            outputs = [folder / f"part{i}.kdb" for i in range(processes)]
+            commands = [self.pack_command(part, out, folder / f"work{i}", 1)
+                        for i, (part, out) in enumerate(zip(parts, outputs))]
+        else:
+            outputs = [folder / f"{self.args.target}.kdb"]
+            commands = [self.pack_command(manifest, outputs[0], folder / "work", jobs)]
+        wall, cpu, results = self.timed(label, commands, folder, env)
+        problems, compiled = [], 0
+        for i, (rc, out) in enumerate(results):
+            if rc != 0:
+                err = (folder / f"stderr{i}.txt").read_text(errors="replace")
+                problems.append(f"{' '.join(commands[i])}: exit {rc}\n{out}{err[-3000:]}")
+            for line in out.splitlines():
+                if line.startswith("packed ") and " compiled," in line:
+                    compiled += int(line.split("(")[1].split(" compiled")[0])
+        if not problems and compiled != expected:
+            problems.append(f"{label}: {compiled} kernels compiled, not {expected}: "
+                            "every timed run must compile every kernel")
+        keys = []
+        if not problems:
+            for out in outputs:
+                keys += kdb_keys(out)
+        info = None
+        if not problems and processes == 1:
+            got = subprocess.run([self.args.kcache, "info", str(outputs[0]), "--json"], env=env,
+                                 capture_output=True, text=True)
+            info = json.loads(got.stdout)[0] if got.returncode == 0 else None
+        return {"label": label, "jobs": jobs, "processes": processes, "wall_s": wall,
+                "cpu_s": cpu, "keys": sorted(keys), "info": info, "problems": problems,
+                "folder": folder}
+
+
+def sync_cost(folder, rounds=40, size=16 << 10):
+    """Mean ms of a `size` append + fdatasync in `folder`: what each entry
+    the pack's work tier stores costs under its append lock (one writer at a
+    time, whatever --jobs is), so `kernels` times it is a serial floor."""
+    path = folder / "sync-probe"
+    times = []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        block = os.urandom(size)
+        for _ in range(rounds):
+            start = time.perf_counter()
+            os.write(fd, block)
+            os.fdatasync(fd)
+            times.append(time.perf_counter() - start)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return 1000 * statistics.mean(times)
+
+
+def opencl_target(args, base, env):
+    """The database name PoCL's device gets, from one compile."""
+    src = base / "probe.cl"
+    src.write_text("__kernel void probe(__global int* x) { x[get_global_id(0)] = 1; }\n")
+    env = dict(env, KCACHE_CUSTOM_CACHE_DIR=str(base / "probe-cache"), KCACHE_LOG_LEVEL="error")
+    got = subprocess.run([args.kcache, "compile", "--backend", "opencl", "--source", str(src),
+                          "--kernel", "probe", "--json"], env=env, capture_output=True, text=True)
+    if got.returncode != 0:
+        sys.exit(f"pack_jobs: no OpenCL device to pack for: {got.stderr.strip()}")
+    return json.loads(got.stdout)["target"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kcache", required=True, help="the kcache tool")
+    parser.add_argument("--backend", choices=["nvrtc", "opencl"], default="nvrtc")
+    parser.add_argument("--target", help="default: sm_90 for nvrtc, the OpenCL device's for opencl")
+    parser.add_argument("--kernels", type=int, default=500)
+    parser.add_argument("--jobs", default=f"1,{os.cpu_count() or 1}",
+                        help="comma-separated job counts (default: 1 and the core count)")
+    parser.add_argument("--repeat", type=int, default=2, help="timed runs of each job count")
+    parser.add_argument("--processes", action="store_true",
+                        help="also time N processes on split manifests, N the largest job count")
+    parser.add_argument("--lib-path", help="LD_LIBRARY_PATH for kcache only")
+    parser.add_argument("--nvrtc-library", help="passed to pack as --nvrtc-library")
+    parser.add_argument("--work", help="folder for the runs (default: a new temporary one)")
+    parser.add_argument("--keep", action="store_true", help="keep the runs' folders")
+    args = parser.parse_args()
+    args.kcache = str(pathlib.Path(args.kcache).resolve())
+    jobs_list = [int(j) for j in args.jobs.split(",") if j]
+    if args.kernels < 1 or args.repeat < 1 or not jobs_list or min(jobs_list) < 1:
+        parser.error("--kernels, --repeat and every --jobs must be at least 1")
+
+    if args.work:
+        base = pathlib.Path(args.work).resolve()
+        if base.exists():
+            shutil.rmtree(base)
+        base.mkdir(parents=True)
+    else:
+        base = pathlib.Path(tempfile.mkdtemp(prefix="kcache-pack-jobs-"))
+    runner = Runner(args, base)
+    if not args.target:
+        args.target = "sm_90" if args.backend == "nvrtc" else opencl_target(args, base, runner.env)
+    manifest = base / "manifest.jsonl"
+    write_manifest(manifest, args.backend, args.kernels)
+    print(f"pack_jobs: {args.kernels} kernels, backend {args.backend}, target {args.target}, "
+          f"jobs {jobs_list}, {args.repeat} repeats, {os.cpu_count()} cores, manifest "
+          f"{manifest.stat().st_size // 1024} KiB", flush=True)
+    sync_ms = sync_cost(base)
+    print(f"pack_jobs: a 16 KiB append + fdatasync in {base}: {sync_ms:.2f} ms (mean of 40); "
+          f"x {args.kernels} entries = {sync_ms * args.kernels / 1000:.2f} s that no job count "
+          "shortens (each entry is synced under the work tier's append lock)", flush=True)
+
+    configs = [(j, 1) for j in jobs_list]
+    if args.processes and max(jobs_list) > 1:
+        configs.append((1, max(jobs_list)))
+    results = {c: [] for c in configs}
+    failed = []
+    for repeat in range(args.repeat):
+        # The configurations take turns, and the order flips every repeat,
+        # so that a slow spell of a shared machine does not land on one.
+        order = configs if repeat % 2 == 0 else list(reversed(configs))
+        for jobs, processes in order:
+            r = runner.run(manifest, jobs, processes, args.kernels)
+            if r["problems"]:
+                failed += r["problems"]
+                print(f"  {r['label']}: FAILED\n" + "\n".join(r["problems"]), flush=True)
+                continue
+            results[(jobs, processes)].append(r)
+            print(f"  repeat {repeat + 1} {r['label']:>4}: {r['wall_s']:7.2f} s wall, "
+                  f"{args.kernels / r['wall_s']:6.1f} kernels/s, {r['cpu_s'] / r['wall_s']:4.2f} "
+                  f"cores busy, {1000 * r['cpu_s'] / args.kernels:5.1f} CPU ms/kernel, "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+            if not args.keep:
+                shutil.rmtree(r["folder"], ignore_errors=True)
+
+    # Every package of every run: the same keys.
+    all_runs = [r for rs in results.values() for r in rs]
+    if all_runs:
+        reference = all_runs[0]
+        if len(reference["keys"]) != args.kernels:
+            failed.append(f"{reference['label']}: {len(reference['keys'])} keys in the package, "
+                          f"not {args.kernels}")
+        for r in all_runs[1:]:
+            if r["keys"] != reference["keys"]:
+                failed.append(f"{r['label']}: its package's keys differ from "
+                              f"{reference['label']}'s")
+        infos = [r["info"] for r in all_runs if r["processes"] == 1]
+        for info in infos:
+            if not info or info.get("kernels") != args.kernels or \
+                    info["metadata"].get("db") != infos[0]["metadata"].get("db"):
+                failed.append(f"kcache info disagrees: {info}")
+                break
+
+    def label(jobs, processes):
+        return f"{processes} processes" if processes > 1 else f"--jobs {jobs}"
+
+    base_runs = results.get((jobs_list[0], 1)) or []
+    base_wall = statistics.median(r["wall_s"] for r in base_runs) if base_runs else None
+    print()
+    print(f"| {args.backend} {args.target}, {args.kernels} kernels | wall s, median (min–max) "
+          "| kernels/s | cores busy | CPU ms/kernel | speed-up vs " + label(jobs_list[0], 1) + " |")
+    print("|---|---|---|---|---|---|")
+    summary = []
+    for jobs, processes in configs:
+        rs = results[(jobs, processes)]
+        if not rs:
+            continue
+        walls = [r["wall_s"] for r in rs]
+        wall = statistics.median(walls)
+        busy = statistics.median(r["cpu_s"] / r["wall_s"] for r in rs)
+        cpu_ms = statistics.median(1000 * r["cpu_s"] / args.kernels for r in rs)
+        speedup = base_wall / wall if base_wall else None
+        print(f"| {label(jobs, processes)} | {wall:.2f} ({min(walls):.2f}–{max(walls):.2f}) | "
+              f"{args.kernels / wall:.1f} | {busy:.2f} | {cpu_ms:.1f} | "
+              f"{'%.2f×' % speedup if speedup else '—'} |")
+        summary.append({"jobs": jobs, "processes": processes, "wall_s": walls,
+                        "median_s": round(wall, 3), "kernels_per_s": round(args.kernels / wall, 2),
+                        "cores_busy": round(busy, 2), "cpu_ms_per_kernel": round(cpu_ms, 1),
+                        "speedup": round(speedup, 3) if speedup else None})
+    keys_same = not any("keys" in f or "info" in f for f in failed) and bool(all_runs)
+    print(f"\npackages: {len(all_runs)}, keys the same in all: {'yes' if keys_same else 'NO'}")
+    print("PACK_JOBS_JSON " + json.dumps({
+        "backend": args.backend, "target": args.target, "kernels": args.kernels,
+        "cores": os.cpu_count(), "repeat": args.repeat, "keys_same": keys_same,
+        "sync_ms": round(sync_ms, 3),
+        "runs": summary, "failed": len(failed)}))
+    if not args.keep and not args.work:
+        shutil.rmtree(base, ignore_errors=True)
+    if failed:
+        print("pack_jobs: FAILED:\n" + "\n".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
