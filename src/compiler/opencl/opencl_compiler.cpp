@@ -23,9 +23,9 @@
 #include <mutex>
 
 #include "compiler/compiler_facts.h"
-#include "env/dynamic_library.h"
 #include "compiler/loaded_libraries.h"
 #include "compiler/registry.h"
+#include "env/dynamic_library.h"
 #include "format/hash.h"
 #include "inputs/options.h"
 
@@ -369,42 +369,70 @@ std::vector<std::pair<std::string, std::string>> output_environment() {
 }
 
 // The process's OpenCL loader, loaded once.
-// The libraries loaded before the OpenCL loader was (to tell its stack
-// apart later).
-std::vector<std::string>& libraries_before_opencl() {
-  static std::vector<std::string> before;
-  return before;
-}
-
 Result<std::shared_ptr<const OpenClApi>> opencl_api() {
   static std::mutex mutex;
   static std::optional<Result<std::shared_ptr<const OpenClApi>>> loaded;
   std::lock_guard lock(mutex);
-  if (!loaded) {
-    libraries_before_opencl() = loaded_libraries();
-    loaded = OpenClApi::load();
-  }
+  if (!loaded) loaded = OpenClApi::load();
   return *loaded;
 }
 
-// The build of the OpenCL stack: the files of every library loaded since
-// the loader was (its platforms' drivers, PoCL's LLVM and clang), and of
-// those whose names say they belong to it when the program had loaded it
-// first, with their stamps. A Debian update of PoCL or LLVM keeps their
+// The file names of the drivers the ICD loader is told of: the first line
+// of each .icd file in OCL_ICD_VENDORS (a folder, or one file) or
+// /etc/OpenCL/vendors.
+std::vector<std::string> icd_driver_names() {
+  const char* vendors = std::getenv("OCL_ICD_VENDORS");
+  std::filesystem::path where =
+      vendors != nullptr && *vendors != '\0' ? vendors : "/etc/OpenCL/vendors";
+  std::vector<std::filesystem::path> files;
+  std::error_code error;
+  if (std::filesystem::is_directory(where, error)) {
+    for (const auto& entry : std::filesystem::directory_iterator(where, error)) {
+      if (entry.path().extension() == ".icd") files.push_back(entry.path());
+    }
+  } else {
+    files.push_back(where);
+  }
+  std::vector<std::string> names;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    std::string line;
+    if (std::getline(in, line) && !line.empty()) {
+      names.push_back(std::filesystem::path(line).filename().string());
+    }
+  }
+  return names;
+}
+
+// Whether the library at `path` is part of the OpenCL stack: a driver an
+// .icd file names, or a library whose name says it is OpenCL's, PoCL's, or
+// the LLVM and clang that compile for them.
+bool in_opencl_stack(const std::string& path, const std::vector<std::string>& drivers) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* part : {"opencl", "pocl", "llvm", "clang"}) {
+    if (lower.find(part) != std::string::npos) return true;
+  }
+  return std::find(drivers.begin(), drivers.end(), name) != drivers.end();
+}
+
+// The build of the OpenCL stack: the files of the libraries in_opencl_stack
+// names, with their stamps. A Debian update of PoCL or LLVM keeps their
 // version strings ("3.1+debian", "LLVM 15.0.6"); it changes these files.
+// Chosen by name, not by when they were loaded, so that a program that
+// loaded OpenCL itself before kcache did and the kcache tool (pack) derive
+// the same identity: libraries the stack merely uses (libhwloc, libz)
+// differ between the two and do not make the binary.
 std::string opencl_build(const Env& env) {
   static std::once_flag once;
   static std::string build;
   std::call_once(once, [&] {
-    const std::vector<std::string>& before = libraries_before_opencl();
+    const std::vector<std::string> drivers = icd_driver_names();
     std::vector<std::string> stack;
     for (const auto& path : loaded_libraries()) {
-      const std::string name = std::filesystem::path(path).filename().string();
-      const bool new_since = !std::binary_search(before.begin(), before.end(), path);
-      const bool by_name =
-          name.find("OpenCL") != std::string::npos || name.find("pocl") != std::string::npos ||
-          name.find("LLVM") != std::string::npos || name.find("clang") != std::string::npos;
-      if (new_since || by_name) stack.push_back(path);
+      if (in_opencl_stack(path, drivers)) stack.push_back(path);
     }
     build = build_fingerprint(stack, env);
   });
