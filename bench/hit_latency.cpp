@@ -168,7 +168,7 @@ TierResult measure_tiers(std::size_t size_index, std::size_t payload, std::size_
   const std::string floor_dir = dir.path() + "/floor";
   check(env.create_dirs(system_dir, 0700), "create " + system_dir);
   auto user = make_user_tier({user_dir, /*sync=*/false}, env, log, events);
-  auto system = make_system_tier(system_dir, env, log, events);
+  auto system = make_system_tier(system_dir, {}, env, log, events);
 
   SizedCompiler compiler(payload);
   const Target target = *compiler.resolve_target({});

@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build g++ pkg-config ccache clang-format
   # library dependencies
   libzstd-dev libxxhash-dev libssl-dev
+  # package signatures: libsodium's header to build, the library to sign and check (dlopen)
+  libsodium-dev
   # tool, tests, benchmarks
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3
   # fuzzing (tests/fuzz): clang with its libFuzzer and sanitizer runtimes

@@ -27,6 +27,7 @@
 #include <kcache/export.h>
 #include <kcache/key.h>
 #include <kcache/options.h>
+#include <kcache/package.h>
 #include <kcache/status.h>
 
 #include <cstdint>
@@ -121,6 +122,15 @@ struct KCACHE_EXPORT VerifyReport {
   std::uint64_t entries_ok = 0;
   std::uint64_t databases_checked = 0;
   std::vector<Problem> problems;
+};
+
+// What Cache::export_db writes.
+struct KCACHE_EXPORT ExportOptions {
+  // The private key to sign the package with (package.h); empty: unsigned.
+  std::string signing_key{};
+  // Only the entries of these keys (those the database lacks are left
+  // out); every entry when unset.
+  std::optional<std::vector<CacheKey>> keys{};
 };
 
 // How get_or_compile treats one request.
@@ -228,7 +238,8 @@ class KCACHE_EXPORT Cache {
   Result<VerifyReport> verify(bool repair);
   // Writes the entries of database `db` to a new .kdb file at `output_path`
   // (replaced atomically); returns the number of entries written.
-  Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path) const;
+  Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,
+                                  const ExportOptions& options = {}) const;
   // Copies every entry of the package at `path` into the user tier, in the
   // database its metadata names; returns how many. An entry that fails
   // its checks is skipped (kCorruption when none is left).
@@ -242,32 +253,5 @@ class KCACHE_EXPORT Cache {
   friend Result<std::unique_ptr<Cache>> open_cache_with_env(const CacheOptions& options, Env& env);
   std::unique_ptr<Impl> impl_;
 };
-
-// What a package (.kdb) says of itself, for `kcache info PKG`: its format,
-// kernel count and metadata ("db", "created" (Unix seconds), "producer",
-// "key_format", "entry_format", one "compiler" per compiler identity of its
-// entries, "<backend> | <id> | <version>"), and whether the system tier
-// would use it (`untrusted`: why another user could have written it, else
-// empty). kNotFound when absent, kCorruption when it is not a valid .kdb.
-// With `check_entries`, every entry is read and checked too: `bad_entries`
-// counts those that fail (0 otherwise).
-struct KCACHE_EXPORT PackageInfo {
-  std::string path{};
-  std::uint32_t format_version = 0;
-  std::uint64_t kernels = 0;
-  std::uint64_t bad_entries = 0;
-  std::vector<std::pair<std::string, std::string>> metadata{};
-  std::string untrusted{};
-};
-KCACHE_EXPORT Result<PackageInfo> read_package_info(const std::string& path,
-                                                    bool check_entries = false);
-
-// Joins packages of one database (their metadata "db") into a new package
-// at `output` (replaced atomically), each key once (the first package's
-// copy); entries that fail their checks are left out. Returns how many
-// entries the new package holds. kInvalidArgument when the packages are of
-// different databases.
-KCACHE_EXPORT Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
-                                                   const std::string& output);
 
 }  // namespace kcache

@@ -59,6 +59,9 @@ struct KCACHE_EXPORT CacheOptions {
   // A manifest every requested kernel is added to, once (KCACHE_RECORD;
   // docs/formats.md); an empty string records nothing.
   std::optional<std::string> record_path{};
+  // Public keys system packages must be signed with (KCACHE_TRUSTED_KEYS):
+  // .pub files or folders of them, separated by ':'; empty: none.
+  std::optional<std::string> trusted_keys{};
   // When false, KCACHE_* environment variables are ignored.
   bool read_environment = true;
   // Where messages go; stderr when empty.
@@ -93,6 +96,9 @@ struct KCACHE_EXPORT ResolvedConfig {
   std::chrono::milliseconds failure_ttl{3'600'000};
   // The manifest requests are recorded in (KCACHE_RECORD); empty: none.
   std::string record_path{};
+  // The trusted_keys setting, one path each; when there are any, the system
+  // tier uses only packages signed by one of their keys.
+  std::vector<std::string> trusted_keys{};
   // Problems met while resolving (a malformed value, HOME unset), as
   // messages; they are also logged once when a cache opens.
   std::vector<std::string> warnings{};

@@ -34,6 +34,7 @@
 #include "env/temp_dir.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
+#include "sign/package_signer.h"
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
 #include "store/tier.h"
@@ -135,7 +136,7 @@ class Cache::Impl final : public TierEvents {
     if (!config_.enabled) return;
     if (config_.memory_cache_size > 0) memory_ = make_memory_tier(config_.memory_cache_size);
     if (!config_.system_db_path.empty()) {
-      system_ = make_system_tier(config_.system_db_path, env_, log_, *this);
+      system_ = make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this);
     }
     if (!config_.user_dir.empty()) {
       user_ = make_user_tier({config_.user_dir, /*sync=*/true}, env_, log_, *this);
@@ -427,11 +428,22 @@ class Cache::Impl final : public TierEvents {
     return imported;
   }
 
-  Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path) const {
+  Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,
+                                  const ExportOptions& options) const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
+    std::optional<KdbSigner> signer;
+    if (!options.signing_key.empty()) {
+      auto loaded = signer_from_key_file(options.signing_key, env_);
+      if (!loaded) return loaded.status();
+      signer = std::move(*loaded);
+    }
     auto entries = user->read_all(std::string(db));
     if (!entries) return entries.status();
+    if (options.keys) {
+      const std::set<CacheKey> wanted(options.keys->begin(), options.keys->end());
+      std::erase_if(*entries, [&](const Entry& entry) { return !wanted.contains(entry.key); });
+    }
     if (entries->empty()) {
       return Status::not_found("the user cache has no entries for database '" + std::string(db) +
                                "'");
@@ -451,7 +463,10 @@ class Cache::Impl final : public TierEvents {
       }
     }
     const Fields metadata = package_metadata(std::string(db), compilers, env_.now_unix());
-    if (Status s = write_kdb(env_, output_path, encoded, metadata); !s.is_ok()) return s;
+    if (Status s = write_kdb(env_, output_path, encoded, metadata, signer ? &*signer : nullptr);
+        !s.is_ok()) {
+      return s;
+    }
     return static_cast<std::uint64_t>(encoded.size());
   }
 
@@ -775,8 +790,9 @@ Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); 
 Result<std::uint64_t> Cache::import_package(const std::string& path) {
   return impl_->import_package(path);
 }
-Result<std::uint64_t> Cache::export_db(std::string_view db, const std::string& output_path) const {
-  return impl_->export_db(db, output_path);
+Result<std::uint64_t> Cache::export_db(std::string_view db, const std::string& output_path,
+                                       const ExportOptions& options) const {
+  return impl_->export_db(db, output_path, options);
 }
 
 }  // namespace kcache

@@ -58,6 +58,10 @@ constexpr SettingRow kSettingsTable[] = {
     {"record", SettingType::kPath, "KCACHE_RECORD", "", "a file path",
      "a manifest (JSON lines) that every kernel the program asks for is added to, once, for "
      "`kcache pack`; empty: nothing is recorded"},
+    {"trusted_keys", SettingType::kPath, "KCACHE_TRUSTED_KEYS", "",
+     "public key files or folders, separated by ':'",
+     "public keys (`kcache keygen`'s .pub files, or folders of them, separated by ':') that "
+     "system packages must be signed with; empty: a package is trusted as far as its file"},
 };
 
 std::string lower(std::string_view text) {
@@ -307,6 +311,7 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
     }
     if (name == "compression") return options.compression;
     if (name == "record") return options.record_path;
+    if (name == "trusted_keys") return options.trusted_keys;
     if (name == "failure_ttl" && options.failure_ttl) {
       return std::to_string(options.failure_ttl->count()) + "ms";
     }
@@ -386,6 +391,13 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
   }
   if (!config.enabled) return config;
 
+  const std::string keys = value_of("trusted_keys");
+  for (std::size_t start = 0; start < keys.size();) {
+    const std::size_t end = std::min(keys.find(':', start), keys.size());
+    const std::string one = trim(std::string_view(keys).substr(start, end - start));
+    if (!one.empty()) config.trusted_keys.push_back(expand_path(one, env).value_or(one));
+    start = end + 1;
+  }
   if (std::string dir = value_of("system_db_path"); !dir.empty()) {
     config.system_db_path = strip_trailing_slash(expand_path(dir, env).value_or(dir));
   }

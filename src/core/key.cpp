@@ -96,21 +96,8 @@ Result<Target> Target::parse(std::string_view text) {
 std::string CacheKey::hex() const { return to_hex(bytes_); }
 
 std::optional<CacheKey> CacheKey::from_hex(std::string_view text) {
-  if (text.size() != 2 * kSize) return std::nullopt;
   Bytes bytes{};
-  for (std::size_t i = 0; i < kSize; ++i) {
-    int value = 0;
-    for (int j = 0; j < 2; ++j) {
-      char c = text[2 * i + j];
-      int digit = (c >= '0' && c <= '9')   ? c - '0'
-                  : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                  : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                           : -1;
-      if (digit < 0) return std::nullopt;
-      value = value * 16 + digit;
-    }
-    bytes[i] = static_cast<std::uint8_t>(value);
-  }
+  if (!read_hex(text, bytes)) return std::nullopt;
   return CacheKey(bytes);
 }
 

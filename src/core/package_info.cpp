@@ -1,13 +1,17 @@
-// read_package_info (kcache/cache.h): what `kcache info PKG` shows.
-#include <kcache/cache.h>
+// read_package_info (kcache/package.h): what `kcache info PKG` and
+// `kcache verify PKG` show.
+#include <kcache/package.h>
 
 #include "format/entry.h"
 #include "format/kdb_file.h"
+#include "sign/key_file.h"
+#include "store/system/trusted_keys.h"
 #include "store/trusted_path.h"
 
 namespace kcache {
 
-Result<PackageInfo> read_package_info(const std::string& path, bool check_entries) {
+Result<PackageInfo> read_package_info(const std::string& path, bool check_entries,
+                                      const std::vector<std::string>& trusted_keys) {
   const Env& env = Env::posix();
   PackageInfo info;
   info.path = path;
@@ -17,11 +21,20 @@ Result<PackageInfo> read_package_info(const std::string& path, bool check_entrie
   info.format_version = kKdbFormatVersion;  // open refuses any other
   info.kernels = (*kdb)->slots().size();
   info.metadata = (*kdb)->metadata();
+  if ((*kdb)->is_signed()) info.signer = key_id(*(*kdb)->signer_key());
+  info.signature_problem = signature_problem(**kdb).value_or("");
+  if (!trusted_keys.empty()) {
+    info.refusal = TrustedKeys::load(trusted_keys, env).refusal(**kdb).value_or("");
+  } else if (!info.untrusted.empty()) {
+    info.refusal = "another user could have written it (" + info.untrusted + ")";
+  }
   if (check_entries) {
     for (const auto& slot : (*kdb)->slots()) {
       auto bytes = (*kdb)->read(slot);
       if (!bytes) return bytes.status();
-      if (!decode_entry(*bytes, &slot.key)) ++info.bad_entries;
+      if (!decode_entry(*bytes, &slot.key) || !matches_signed_digest(**kdb, slot, bytes->span())) {
+        ++info.bad_entries;
+      }
     }
   }
   return info;

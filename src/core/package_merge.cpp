@@ -1,11 +1,14 @@
 // merge_packages (kcache/cache.h): `kcache merge`.
 #include <kcache/cache.h>
 
+#include <optional>
 #include <set>
 
 #include "core/package_metadata.h"
 #include "format/entry.h"
 #include "format/kdb_file.h"
+#include "sign/package_signer.h"
+#include "store/system/trusted_keys.h"
 
 namespace kcache {
 namespace {
@@ -20,9 +23,15 @@ std::string field(const Fields& fields, std::string_view name) {
 }  // namespace
 
 Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
-                                     const std::string& output) {
+                                     const std::string& output, const std::string& signing_key) {
   Env& env = const_cast<Env&>(Env::posix());
   if (inputs.empty()) return Status::invalid_argument("no package to merge");
+  std::optional<KdbSigner> signer;
+  if (!signing_key.empty()) {
+    auto loaded = signer_from_key_file(signing_key, env);
+    if (!loaded) return loaded.status();
+    signer = std::move(*loaded);
+  }
   std::string db;
   std::set<CacheKey> seen;
   std::set<std::string> compilers;
@@ -43,14 +52,20 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
       if (seen.contains(slot.key)) continue;
       auto bytes = (*kdb)->read(slot);
       if (!bytes) return Status(bytes.status().code(), path + ": " + bytes.status().message());
-      if (!decode_entry(*bytes, &slot.key)) continue;  // left out: it fails its checks
+      // Left out: it fails its checks.
+      if (!decode_entry(*bytes, &slot.key) || !matches_signed_digest(**kdb, slot, bytes->span())) {
+        continue;
+      }
       seen.insert(slot.key);
       const auto span = bytes->span();
       entries.emplace_back(slot.key, std::vector<std::uint8_t>(span.begin(), span.end()));
     }
   }
   const Fields metadata = package_metadata(db, compilers, env.now_unix());
-  if (Status s = write_kdb(env, output, entries, metadata); !s.is_ok()) return s;
+  if (Status s = write_kdb(env, output, entries, metadata, signer ? &*signer : nullptr);
+      !s.is_ok()) {
+    return s;
+  }
   return static_cast<std::uint64_t>(entries.size());
 }
 

@@ -19,11 +19,13 @@
 
 namespace kcache {
 
-Sha256 sha256(std::span<const std::uint8_t> data) {
+Sha256 sha256(std::span<const std::uint8_t> data) { return sha256_of_parts({data}); }
+
+Sha256 sha256_of_parts(std::initializer_list<std::span<const std::uint8_t>> parts) {
   Sha256 digest{};
   SHA256_CTX context;
   SHA256_Init(&context);
-  SHA256_Update(&context, data.data(), data.size());
+  for (const auto& part : parts) SHA256_Update(&context, part.data(), part.size());
   SHA256_Final(digest.data(), &context);
   return digest;
 }
@@ -44,6 +46,23 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
   std::string out(bytes.size() * 2, '0');
   write_hex(bytes, out.data());
   return out;
+}
+
+bool read_hex(std::string_view text, std::span<std::uint8_t> out) {
+  if (text.size() != 2 * out.size()) return false;
+  auto digit = [](char c) {
+    return (c >= '0' && c <= '9')   ? c - '0'
+           : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+           : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                    : -1;
+  };
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const int high = digit(text[2 * i]);
+    const int low = digit(text[2 * i + 1]);
+    if (high < 0 || low < 0) return false;
+    out[i] = static_cast<std::uint8_t>(high * 16 + low);
+  }
+  return true;
 }
 
 std::string sha256_field(std::string_view text) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,9 +18,14 @@ using Checksum128 = std::array<std::uint8_t, 16>;
 
 Sha256 sha256(std::span<const std::uint8_t> data);
 Sha256 sha256(std::string_view text);
+// The SHA-256 of `parts` one after the other.
+Sha256 sha256_of_parts(std::initializer_list<std::span<const std::uint8_t>> parts);
 std::string to_hex(std::span<const std::uint8_t> bytes);
 // Writes the 2 * bytes.size() hex digits of `bytes` to `out`.
 void write_hex(std::span<const std::uint8_t> bytes, char* out);
+// Reads exactly 2 * out.size() hex digits (either case) into `out`; false
+// when `text` is not that.
+bool read_hex(std::string_view text, std::span<std::uint8_t> out);
 // "sha256:<64 hex>" of `text`, the form key material uses.
 std::string sha256_field(std::string_view text);
 // Runs the first SHA-256 and XXH3 now (idempotent: CPU feature detection,

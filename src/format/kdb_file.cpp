@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <tuple>
 
 #include "format/endian.h"
 #include "format/hash.h"
@@ -10,15 +12,29 @@ namespace kcache {
 namespace {
 
 constexpr std::uint8_t kMagic[8] = {'K', 'C', 'A', 'C', 'H', 'E', 'D', 'B'};
+constexpr std::uint8_t kSignatureMagic[8] = {'K', 'C', 'S', 'I', 'G', 'E', 'D', '1'};
 constexpr std::size_t kChecksumOffset = 48;
+constexpr std::size_t kSignatureSize = std::tuple_size_v<KdbSignature>;
+// Names what a signature is for, so that it can mean nothing else.
+constexpr std::string_view kSignatureDomain = "kcache package signature 1";
 
-Checksum128 header_checksum(const std::uint8_t* header, std::span<const std::uint8_t> index,
-                            std::span<const std::uint8_t> meta) {
+// `after_entries`: the index, the metadata and, in a signed package, the
+// digests and the signature block without the signature.
+Checksum128 header_checksum(const std::uint8_t* header,
+                            std::span<const std::uint8_t> after_entries) {
   Checksummer checksum;
   checksum.update({header, kChecksumOffset});
-  checksum.update(index);
-  checksum.update(meta);
+  checksum.update(after_entries);
   return checksum.finish();
+}
+
+std::vector<std::uint8_t> message_over(const std::uint8_t* header,
+                                       std::span<const std::uint8_t> after_entries) {
+  const Sha256 digest = sha256_of_parts({{header, kKdbHeaderSize}, after_entries});
+  std::vector<std::uint8_t> message(kSignatureDomain.begin(), kSignatureDomain.end());
+  message.push_back(0);
+  message.insert(message.end(), digest.begin(), digest.end());
+  return message;
 }
 
 }  // namespace
@@ -36,35 +52,58 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
   if (std::memcmp(header, kMagic, sizeof kMagic) != 0) {
     return Status::corruption(path + " is not a kcache .kdb file (bad magic)");
   }
-  if (le::get_u32(header + 8) != kKdbFormatVersion || le::get_u32(header + 12) != 0) {
+  const std::uint32_t flags = le::get_u32(header + 12);
+  if (le::get_u32(header + 8) != kKdbFormatVersion || (flags & ~kKdbFlagSigned) != 0) {
     return Status::corruption(path + " has an unknown .kdb format version");
   }
+  const bool is_signed = (flags & kKdbFlagSigned) != 0;
   const std::uint64_t count = le::get_u64(header + 16);
   const std::uint64_t index_offset = le::get_u64(header + 24);
   const std::uint64_t meta_offset = le::get_u64(header + 32);
   const std::uint64_t meta_size = le::get_u32(header + 40);
+  // Sizes are bounded by the file's before they are added, so no sum wraps.
+  const std::uint64_t trailer_size =
+      is_signed ? count * std::tuple_size_v<Sha256> + kKdbSignatureBlockSize : 0;
   if (count > file_size / kKdbIndexEntrySize || index_offset < kKdbHeaderSize ||
       index_offset > file_size || meta_offset != index_offset + count * kKdbIndexEntrySize ||
-      meta_offset + meta_size != file_size) {
+      meta_offset > file_size || meta_size > file_size - meta_offset ||
+      trailer_size != file_size - meta_offset - meta_size) {
     return Status::corruption(path + " has an inconsistent .kdb header (truncated?)");
   }
   ByteBuffer tail = ByteBuffer::allocate(file_size - index_offset);
   if (Status s = (*file)->read_at(index_offset, tail.mutable_span()); !s.is_ok()) return s;
   auto index = tail.span().subspan(0, count * kKdbIndexEntrySize);
-  auto meta = tail.span().subspan(count * kKdbIndexEntrySize);
-  Checksum128 expected = header_checksum(header, index, meta);
+  auto meta = tail.span().subspan(index.size(), meta_size);
+  const std::size_t checked = tail.size - (is_signed ? kSignatureSize : 0);
+  Checksum128 expected = header_checksum(header, tail.span().subspan(0, checked));
   if (std::memcmp(expected.data(), header + kChecksumOffset, expected.size()) != 0) {
     return Status::corruption(path + " failed its index checksum");
   }
 
   std::unique_ptr<KdbReader> reader(new KdbReader());
+  if (is_signed) {
+    const std::uint8_t* digests = meta.data() + meta.size();
+    const std::uint8_t* block = digests + count * std::tuple_size_v<Sha256>;
+    if (std::memcmp(block, kSignatureMagic, sizeof kSignatureMagic) != 0) {
+      return Status::corruption(path + " has a malformed signature block");
+    }
+    reader->digests_.resize(count);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      std::memcpy(reader->digests_[i].data(), digests + i * reader->digests_[i].size(),
+                  reader->digests_[i].size());
+    }
+    std::memcpy(reader->signer_.data(), block + sizeof kSignatureMagic, reader->signer_.size());
+    std::memcpy(reader->signature_.data(), block + sizeof kSignatureMagic + reader->signer_.size(),
+                reader->signature_.size());
+    reader->signed_ = true;
+  }
   reader->slots_.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint8_t* p = index.data() + i * kKdbIndexEntrySize;
     CacheKey::Bytes key;
     std::memcpy(key.data(), p, key.size());
     KdbSlot slot{CacheKey(key), le::get_u64(p + CacheKey::kSize),
-                 le::get_u64(p + CacheKey::kSize + 8)};
+                 le::get_u64(p + CacheKey::kSize + 8), i};
     // Within [64, index), tested without a sum that could wrap around.
     if (slot.offset < kKdbHeaderSize || slot.offset > index_offset ||
         slot.size > index_offset - slot.offset ||
@@ -77,6 +116,10 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
       decode_fields(std::string_view(reinterpret_cast<const char*>(meta.data()), meta.size()));
   if (!fields) return Status::corruption(path + " metadata: " + fields.status().message());
   reader->metadata_ = std::move(*fields);
+  if (is_signed) {
+    std::memcpy(reader->header_.data(), header, kKdbHeaderSize);
+    reader->tail_ = std::move(tail);
+  }
   reader->path_ = path;
   reader->file_ = std::move(*file);
   return reader;
@@ -89,6 +132,11 @@ std::optional<KdbSlot> KdbReader::find(const CacheKey& key) const {
   return *it;
 }
 
+std::vector<std::uint8_t> KdbReader::signed_message() const {
+  if (!signed_) return {};
+  return message_over(header_.data(), tail_.span().subspan(0, tail_.size - kSignatureSize));
+}
+
 Result<ByteBuffer> KdbReader::read(const KdbSlot& slot) const {
   ByteBuffer buffer = ByteBuffer::allocate(slot.size);
   if (Status s = file_->read_at(slot.offset, buffer.mutable_span()); !s.is_ok()) return s;
@@ -97,7 +145,7 @@ Result<ByteBuffer> KdbReader::read(const KdbSlot& slot) const {
 
 Status write_kdb(Env& env, const std::string& path,
                  const std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>>& entries,
-                 const Fields& metadata) {
+                 const Fields& metadata, const KdbSigner* signer) {
   std::vector<const std::pair<CacheKey, std::vector<std::uint8_t>>*> sorted;
   std::uint64_t body = 0;
   for (const auto& entry : entries) {
@@ -113,7 +161,9 @@ Status write_kdb(Env& env, const std::string& path,
   const std::string meta = encode_fields(metadata);
   const std::uint64_t index_offset = kKdbHeaderSize + body;
   const std::uint64_t index_size = sorted.size() * kKdbIndexEntrySize;
-  std::vector<std::uint8_t> out(index_offset + index_size + meta.size());
+  const std::uint64_t trailer_size =
+      signer != nullptr ? sorted.size() * std::tuple_size_v<Sha256> + kKdbSignatureBlockSize : 0;
+  std::vector<std::uint8_t> out(index_offset + index_size + meta.size() + trailer_size);
 
   std::uint64_t offset = kKdbHeaderSize;
   std::uint8_t* index = out.data() + index_offset;
@@ -127,18 +177,36 @@ Status write_kdb(Env& env, const std::string& path,
     offset += bytes.size();
   }
   std::memcpy(index + index_size, meta.data(), meta.size());
+  if (signer != nullptr) {
+    std::uint8_t* digest = index + index_size + meta.size();
+    for (const auto* entry : sorted) {
+      const Sha256 d = sha256(entry->second);
+      std::memcpy(digest, d.data(), d.size());
+      digest += d.size();
+    }
+    std::memcpy(digest, kSignatureMagic, sizeof kSignatureMagic);
+    std::memcpy(digest + sizeof kSignatureMagic, signer->public_key.data(),
+                signer->public_key.size());
+  }
 
   std::uint8_t* h = out.data();
   std::memcpy(h, kMagic, sizeof kMagic);
   le::put_u32(h + 8, kKdbFormatVersion);
-  le::put_u32(h + 12, 0);
+  le::put_u32(h + 12, signer != nullptr ? kKdbFlagSigned : 0);
   le::put_u64(h + 16, sorted.size());
   le::put_u64(h + 24, index_offset);
   le::put_u64(h + 32, index_offset + index_size);
   le::put_u32(h + 40, static_cast<std::uint32_t>(meta.size()));
   le::put_u32(h + 44, 0);
-  Checksum128 checksum = header_checksum(h, {index, index_size}, {index + index_size, meta.size()});
+  const std::span<const std::uint8_t> after_entries(
+      index, out.size() - index_offset - (signer != nullptr ? kSignatureSize : 0));
+  Checksum128 checksum = header_checksum(h, after_entries);
   std::memcpy(h + kChecksumOffset, checksum.data(), checksum.size());
+  if (signer != nullptr) {
+    auto signature = signer->sign(message_over(h, after_entries));
+    if (!signature) return signature.status();
+    std::memcpy(out.data() + out.size() - kSignatureSize, signature->data(), kSignatureSize);
+  }
   // A package is installed for every user of the machine to read.
   return env.write_file_atomic(path, out, /*sync=*/true, 0644);
 }

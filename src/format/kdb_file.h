@@ -2,13 +2,18 @@
 // one target. Layout (docs/formats.md §2): a 64-byte header, the encoded
 // entries back to back, a sorted index of (key, offset, size), and a small
 // metadata block; the header's checksum covers header, index and metadata,
-// and each entry carries its own.
+// and each entry carries its own. A signed package (flag 1) adds the
+// SHA-256 of each entry and an Ed25519 signature over the header and
+// everything after the entries; this file keeps the bytes, and sign/
+// checks them.
 #pragma once
 
 #include <kcache/key.h>
 #include <kcache/status.h>
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +22,7 @@
 #include "env/env.h"
 #include "format/byte_buffer.h"
 #include "format/field_text.h"
+#include "format/hash.h"
 
 namespace kcache {
 
@@ -24,11 +30,26 @@ inline constexpr std::uint32_t kKdbFormatVersion = 2;
 inline constexpr std::size_t kKdbHeaderSize = 64;
 // key, entry offset (8 bytes), entry size (8 bytes)
 inline constexpr std::size_t kKdbIndexEntrySize = CacheKey::kSize + 16;
+// Header flag: the package is signed (docs/formats.md §2).
+inline constexpr std::uint32_t kKdbFlagSigned = 1;
+// The signature block: magic (8), public key (32), signature (64).
+inline constexpr std::size_t kKdbSignatureBlockSize = 104;
 
 struct KdbSlot {
   CacheKey key;
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
+  std::uint64_t ordinal = 0;  // its place in the index
+};
+
+using KdbPublicKey = std::array<std::uint8_t, 32>;
+using KdbSignature = std::array<std::uint8_t, 64>;
+
+// Signs a package as write_kdb writes it: the signer's public key, and the
+// function that signs a message with its private key.
+struct KdbSigner {
+  KdbPublicKey public_key{};
+  std::function<Result<KdbSignature>(std::span<const std::uint8_t> message)> sign;
 };
 
 class KdbReader {
@@ -44,18 +65,38 @@ class KdbReader {
   [[nodiscard]] const Fields& metadata() const { return metadata_; }
   [[nodiscard]] const std::string& path() const { return path_; }
 
+  // Signed packages only (all three nullptr/empty otherwise): the key the
+  // package names as its signer, its signature, the SHA-256 of an entry.
+  [[nodiscard]] bool is_signed() const { return signed_; }
+  [[nodiscard]] const KdbPublicKey* signer_key() const { return signed_ ? &signer_ : nullptr; }
+  [[nodiscard]] const KdbSignature* signature() const { return signed_ ? &signature_ : nullptr; }
+  [[nodiscard]] const Sha256* entry_digest(const KdbSlot& slot) const {
+    return slot.ordinal < digests_.size() ? &digests_[slot.ordinal] : nullptr;
+  }
+  // What the signature is over (formats.md §2): a domain string, then the
+  // SHA-256 of the header and of every byte after the entries but the
+  // signature itself. Computed on each call; empty when unsigned.
+  [[nodiscard]] std::vector<std::uint8_t> signed_message() const;
+
  private:
   KdbReader() = default;
   std::string path_;
   std::unique_ptr<File> file_;
   std::vector<KdbSlot> slots_;  // sorted by key
   Fields metadata_;
+  bool signed_ = false;
+  std::array<std::uint8_t, kKdbHeaderSize> header_{};
+  ByteBuffer tail_;  // signed: index, metadata, digests and signature block
+  std::vector<Sha256> digests_;
+  KdbPublicKey signer_{};
+  KdbSignature signature_{};
 };
 
 // Writes a .kdb holding `entries` (encoded entries with their keys; keys
-// must be distinct) and `metadata`, atomically replacing `path`.
+// must be distinct) and `metadata`, atomically replacing `path`; signed by
+// `signer` when given.
 Status write_kdb(Env& env, const std::string& path,
                  const std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>>& entries,
-                 const Fields& metadata);
+                 const Fields& metadata, const KdbSigner* signer = nullptr);
 
 }  // namespace kcache

@@ -7,9 +7,11 @@
 #include <fstream>
 
 #include "fakes/temp_folder.h"
+#include "fakes/test_signer.h"
 #include "format/endian.h"
 #include "format/entry.h"
 #include "format/hash.h"
+#include "sign/ed25519.h"
 
 namespace kcache {
 namespace {
@@ -143,6 +145,87 @@ TEST(KdbFileTest, DamageToHeaderOrIndexIsCorruption) {
     ASSERT_FALSE(reader.is_ok()) << "damage #" << i;
     EXPECT_EQ(reader.status().code(), StatusCode::kCorruption) << "damage #" << i;
   }
+}
+
+TEST(KdbFileTest, SignedPackageCarriesDigestsAndASignatureOverItsTail) {
+  TempFolder dir;
+  auto entries = make_entries(7);
+  auto test_signer = testing::make_test_signer();
+  ASSERT_TRUE(
+      write_kdb(Env::posix(), dir / "s.kdb", entries, {{"db", "s"}}, &test_signer.signer).is_ok());
+  auto reader = KdbReader::open(dir / "s.kdb", Env::posix());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  ASSERT_TRUE((*reader)->is_signed());
+  EXPECT_EQ(*(*reader)->signer_key(), test_signer.pair.public_key);
+  EXPECT_EQ((*reader)->metadata(), (Fields{{"db", "s"}}));
+  for (const auto& [key, bytes] : entries) {
+    auto slot = (*reader)->find(key);
+    ASSERT_TRUE(slot.has_value());
+    ASSERT_NE((*reader)->entry_digest(*slot), nullptr);
+    EXPECT_EQ(*(*reader)->entry_digest(*slot), sha256(bytes));
+  }
+  EXPECT_TRUE(ed25519_verify((*reader)->signed_message(), *(*reader)->signature(),
+                             test_signer.pair.public_key)
+                  .value());
+
+  // Unsigned: none of it.
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "u.kdb", entries, {{"db", "s"}}).is_ok());
+  auto plain = KdbReader::open(dir / "u.kdb", Env::posix());
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_FALSE((*plain)->is_signed());
+  EXPECT_EQ((*plain)->signer_key(), nullptr);
+  EXPECT_EQ((*plain)->entry_digest((*plain)->slots()[0]), nullptr);
+  EXPECT_TRUE((*plain)->signed_message().empty());
+}
+
+TEST(KdbFileTest, DamageAfterTheEntriesOfASignedPackageIsCaught) {
+  TempFolder dir;
+  auto entries = make_entries(3);
+  auto test_signer = testing::make_test_signer();
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "s.kdb", entries, {}, &test_signer.signer).is_ok());
+  const std::string good = testing::read_file(dir / "s.kdb");
+  const std::size_t tail = 3 * kKdbIndexEntrySize + 3 * 32 + kKdbSignatureBlockSize;
+  // Every byte from the index on: the checksum catches all but the
+  // signature's own 64 bytes, and those break the signature.
+  for (std::size_t at = good.size() - tail; at < good.size(); ++at) {
+    std::string bad = good;
+    bad[at] ^= 0x01;
+    testing::write_file(dir / "bad.kdb", bad);
+    auto reader = KdbReader::open(dir / "bad.kdb", Env::posix());
+    if (!reader) {
+      EXPECT_EQ(reader.status().code(), StatusCode::kCorruption) << at;
+      continue;
+    }
+    EXPECT_GE(at, good.size() - 64) << "undetected damage at " << at;
+    EXPECT_FALSE(ed25519_verify((*reader)->signed_message(), *(*reader)->signature(),
+                                *(*reader)->signer_key())
+                     .value())
+        << at;
+  }
+  // Truncated by a digest's size, or the signature block dropped.
+  for (std::size_t cut : {std::size_t{32}, kKdbSignatureBlockSize, std::size_t{1}}) {
+    testing::write_file(dir / "short.kdb", good.substr(0, good.size() - cut));
+    EXPECT_EQ(KdbReader::open(dir / "short.kdb", Env::posix()).status().code(),
+              StatusCode::kCorruption)
+        << cut;
+  }
+  // An unknown flag is refused.
+  std::string flagged = good;
+  flagged[12] |= 0x02;
+  testing::write_file(dir / "flag.kdb", flagged);
+  EXPECT_EQ(KdbReader::open(dir / "flag.kdb", Env::posix()).status().code(),
+            StatusCode::kCorruption);
+}
+
+TEST(KdbFileTest, ASignerThatFailsWritesNothing) {
+  TempFolder dir;
+  KdbSigner failing;
+  failing.sign = [](std::span<const std::uint8_t>) -> Result<KdbSignature> {
+    return Status::unavailable("no libsodium here");
+  };
+  Status written = write_kdb(Env::posix(), dir / "s.kdb", make_entries(2), {}, &failing);
+  EXPECT_EQ(written.code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(std::filesystem::exists(dir / "s.kdb"));
 }
 
 }  // namespace

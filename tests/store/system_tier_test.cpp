@@ -10,8 +10,10 @@
 
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
+#include "fakes/test_signer.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
+#include "sign/key_file.h"
 
 namespace kcache {
 namespace {
@@ -34,10 +36,11 @@ Entry entry_named(const std::string& name) {
   return entry;
 }
 
-void write_package(const std::string& path, const std::vector<Entry>& entries) {
+void write_package(const std::string& path, const std::vector<Entry>& entries,
+                   const KdbSigner* signer = nullptr) {
   std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> encoded;
   for (const auto& e : entries) encoded.emplace_back(e.key, *encode_entry(e, Compression::kNone));
-  ASSERT_TRUE(write_kdb(Env::posix(), path, encoded, {}).is_ok());
+  ASSERT_TRUE(write_kdb(Env::posix(), path, encoded, {}, signer).is_ok());
 }
 
 struct Captured {
@@ -57,7 +60,7 @@ TEST(SystemTierTest, ExactFileFirstThenArchWide) {
   Captured captured;
   Logger log = captured.logger();
   NullEvents events;
-  auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
   DbNames names{"gfx906_60", "gfx906"};
   EXPECT_TRUE(tier->get(names, in_exact.key)->has_value());
   EXPECT_TRUE(tier->get(names, in_arch.key)->has_value());
@@ -70,11 +73,11 @@ TEST(SystemTierTest, MissingPackageWarnsOncePerProcessAndFile) {
   Captured captured;
   Logger log = captured.logger();
   NullEvents events;
-  auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
   // A name no other test uses, since the warning is once per process.
   DbNames names{"sm_77_5", "sm_77"};
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(tier->get(names, entry_named("x").key)->has_value());
-  auto again = make_system_tier(dir.path(), Env::posix(), log, events);
+  auto again = make_system_tier(dir.path(), {}, Env::posix(), log, events);
   EXPECT_FALSE(again->get(names, entry_named("x").key)->has_value());
   ASSERT_EQ(captured.lines.size(), 1u);
   EXPECT_EQ(captured.lines[0],
@@ -89,7 +92,7 @@ TEST(SystemTierTest, ArchWidePackageAloneIsEnough) {
   Captured captured;
   Logger log = captured.logger();
   NullEvents events;
-  auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
   EXPECT_TRUE(tier->get({"sm_78_132", "sm_78"}, entry.key)->has_value());
   EXPECT_TRUE(captured.lines.empty());
 }
@@ -159,7 +162,7 @@ TEST(SystemTierTest, UnusablePackageIsAbsentWithOneWarning) {
     Captured captured;
     Logger log = captured.logger();
     NullEvents events;
-    auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
+    auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
     for (int i = 0; i < 3; ++i) {
       auto got = tier->get({exact, "gfx942"}, entry_named("x").key);
       ASSERT_TRUE(got.is_ok()) << got.status().to_string();
@@ -208,7 +211,7 @@ TEST(SystemTierTest, PackageOthersCouldWriteIsRefusedWithOneWarning) {
   Captured captured;
   Logger log = captured.logger();
   NullEvents events;
-  auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
   for (int i = 0; i < 3; ++i) {
     auto got = tier->get({"sm_53", "sm_53"}, entry.key);
     ASSERT_TRUE(got.is_ok());
@@ -227,7 +230,7 @@ TEST(SystemTierTest, PackageOthersCouldWriteIsRefusedWithOneWarning) {
   EXPECT_EQ(report.entries_ok, 0u);
 
   ASSERT_EQ(::chmod(dir.path().c_str(), 0700), 0);
-  auto closed = make_system_tier(dir.path(), Env::posix(), log, events);
+  auto closed = make_system_tier(dir.path(), {}, Env::posix(), log, events);
   EXPECT_TRUE(closed->get({"sm_53", "sm_53"}, entry.key)->has_value());
   EXPECT_EQ(captured.lines.size(), 1u);
 }
@@ -247,7 +250,7 @@ TEST(SystemTierTest, UnreadablePackageThroughTheEnvIsAbsentWithOneWarning) {
     Captured captured;
     Logger log = captured.logger();
     NullEvents events;
-    auto tier = make_system_tier(dir.path(), env, log, events);
+    auto tier = make_system_tier(dir.path(), {}, env, log, events);
     for (int i = 0; i < 3; ++i) {
       auto got = tier->get({exact, "sm_61"}, entry.key);
       ASSERT_TRUE(got.is_ok());
@@ -273,7 +276,7 @@ TEST(SystemTierTest, ReadErrorAfterOpenFailsTheLookupOnly) {
   testing::FaultEnv env;
   NullEvents events;
   Logger log(LogLevel::kQuiet, {});
-  auto tier = make_system_tier(dir.path(), env, log, events);
+  auto tier = make_system_tier(dir.path(), {}, env, log, events);
   ASSERT_TRUE(tier->get({"gfx90a", "gfx90a"}, a.key)->has_value());
   env.inject(testing::FaultOp::kRead, "gfx90a.kdb", EIO);
   auto failed = tier->get({"gfx90a", "gfx90a"}, b.key);
@@ -293,7 +296,7 @@ TEST(SystemTierTest, NeverWritesIntoItsFolder) {
                                                      std::filesystem::perms::others_read);
   NullEvents events;
   Logger log(LogLevel::kQuiet, {});
-  auto tier = make_system_tier(dir.path(), Env::posix(), log, events);
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
   EXPECT_TRUE(tier->get({"ro_1", "ro"}, entry.key)->has_value());
   EXPECT_FALSE(tier->put("ro_1", entry, {}).is_ok());
   std::vector<std::string> names;
@@ -301,6 +304,117 @@ TEST(SystemTierTest, NeverWritesIntoItsFolder) {
     names.push_back(e.path().filename().string());
   }
   EXPECT_EQ(names, std::vector<std::string>{"ro_1.kdb"});
+}
+
+// KCACHE_TRUSTED_KEYS: only packages signed by a trusted key are served;
+// each refused one is said once, never as missing; verify lists them.
+class SignedPackagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::chmod(dir_.path().c_str(), 0700);
+    std::filesystem::create_directories(dir_ / "db");
+    ASSERT_TRUE(write_key_pair(dir_ / "trusted", signer_.pair, false, Env::posix()).is_ok());
+  }
+  std::unique_ptr<Tier> tier(std::vector<std::string> keys) {
+    return make_system_tier(dir_ / "db", std::move(keys), Env::posix(), log_, events_);
+  }
+
+  TempFolder dir_;
+  Captured captured_;
+  Logger log_ = captured_.logger();
+  NullEvents events_;
+  testing::TestSigner signer_ = testing::make_test_signer();
+  testing::TestSigner stranger_ = testing::make_test_signer();
+  Entry entry_ = entry_named("e");
+};
+
+TEST_F(SignedPackagesTest, OnlySignedByATrustedKeyIsServed) {
+  write_package(dir_ / "db/signed.kdb", {entry_}, &signer_.signer);
+  write_package(dir_ / "db/plain.kdb", {entry_});
+  write_package(dir_ / "db/stranger.kdb", {entry_}, &stranger_.signer);
+  auto with_keys = tier({dir_ / "trusted.pub"});
+  EXPECT_TRUE(with_keys->get({"signed", "signed"}, entry_.key)->has_value());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(with_keys->get({"plain", "plain"}, entry_.key)->has_value());
+    EXPECT_FALSE(with_keys->get({"stranger", "stranger"}, entry_.key)->has_value());
+  }
+  ASSERT_EQ(captured_.lines.size(), 2u);
+  EXPECT_NE(captured_.lines[0].find("plain.kdb is not used: it is not signed"), std::string::npos)
+      << captured_.lines[0];
+  EXPECT_NE(captured_.lines[1].find("stranger.kdb is not used: it is signed by key " +
+                                    key_id(stranger_.pair.public_key)),
+            std::string::npos)
+      << captured_.lines[1];
+  VerifyReport report;
+  ASSERT_TRUE(with_keys->verify(false, report).is_ok());
+  EXPECT_EQ(report.databases_checked, 3u);
+  EXPECT_EQ(report.entries_ok, 1u);
+  EXPECT_EQ(report.problems.size(), 2u);
+
+  // Without keys all three are served: a signature is then not asked for.
+  auto without = tier({});
+  for (const char* db : {"signed", "plain", "stranger"}) {
+    EXPECT_TRUE(without->get({db, db}, entry_.key)->has_value()) << db;
+  }
+}
+
+TEST_F(SignedPackagesTest, AnAlteredEntryIsNeverServed) {
+  // The entry swapped for another of the same size with a valid checksum
+  // of its own: header, index and signature still hold.
+  Entry evil = entry_;
+  const std::string other_binary = "f";
+  evil.storage =
+      ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(other_binary.data()), 1});
+  write_package(dir_ / "db/signed.kdb", {entry_}, &signer_.signer);
+  write_package(dir_ / "evil.kdb", {evil});
+  std::string bytes = testing::read_file(dir_ / "db/signed.kdb");
+  const std::string evil_bytes = testing::read_file(dir_ / "evil.kdb");
+  const std::size_t size = encode_entry(entry_, Compression::kNone)->size();
+  bytes.replace(kKdbHeaderSize, size, evil_bytes.substr(kKdbHeaderSize, size));
+  testing::write_file(dir_ / "db/signed.kdb", bytes);
+  ::chmod((dir_ / "db/signed.kdb").c_str(), 0644);
+
+  auto with_keys = tier({dir_ / "trusted.pub"});
+  for (int i = 0; i < 2; ++i) {
+    auto got = with_keys->get({"signed", "signed"}, entry_.key);
+    ASSERT_TRUE(got.is_ok());
+    EXPECT_FALSE(got->has_value());
+  }
+  EXPECT_EQ(events_.count, 2);
+  VerifyReport report;
+  ASSERT_TRUE(with_keys->verify(false, report).is_ok());
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_NE(report.problems[0].problem.find("not the one its package was signed with"),
+            std::string::npos)
+      << report.problems[0].problem;
+}
+
+TEST_F(SignedPackagesTest, ASignatureLiftsTheOwnershipRule) {
+  write_package(dir_ / "db/signed.kdb", {entry_}, &signer_.signer);
+  write_package(dir_ / "db/plain.kdb", {entry_});
+  ASSERT_EQ(::chmod((dir_ / "db").c_str(), 0777), 0);
+  auto with_keys = tier({dir_ / "trusted.pub"});
+  EXPECT_TRUE(with_keys->get({"signed", "signed"}, entry_.key)->has_value());
+  EXPECT_TRUE(with_keys->get({"signed", "signed"}, entry_.key)->has_value());
+  EXPECT_FALSE(with_keys->get({"plain", "plain"}, entry_.key)->has_value());
+  EXPECT_FALSE(tier({})->get({"signed", "signed"}, entry_.key)->has_value());
+  ASSERT_EQ(::chmod((dir_ / "db").c_str(), 0755), 0);
+}
+
+TEST_F(SignedPackagesTest, KeysThatCannotBeReadRefuseEveryPackage) {
+  write_package(dir_ / "db/signed.kdb", {entry_}, &signer_.signer);
+  testing::write_file(dir_ / "bad.pub", "not a key\n");
+  auto with_bad_keys = tier({dir_ / "bad.pub", dir_ / "absent.pub"});
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_FALSE(with_bad_keys->get({"signed", "signed"}, entry_.key)->has_value());
+  }
+  // Each key problem once, then the refusal once.
+  ASSERT_EQ(captured_.lines.size(), 3u);
+  EXPECT_NE(captured_.lines[0].find("Trusted key file " + dir_ / "bad.pub" + " is not used"),
+            std::string::npos)
+      << captured_.lines[0];
+  EXPECT_NE(captured_.lines[1].find("absent.pub"), std::string::npos) << captured_.lines[1];
+  EXPECT_NE(captured_.lines[2].find("signed.kdb is not used"), std::string::npos);
 }
 
 }  // namespace

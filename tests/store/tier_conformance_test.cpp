@@ -121,7 +121,7 @@ class SystemHarness : public TierHarness {
   }
 
  private:
-  void reopen() { tier_ = make_system_tier(dir / "system", Env::posix(), log, events); }
+  void reopen() { tier_ = make_system_tier(dir / "system", {}, Env::posix(), log, events); }
   std::unique_ptr<Tier> tier_;
 };
 

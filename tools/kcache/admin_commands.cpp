@@ -1,4 +1,5 @@
-// kcache info, list, clear, verify, export: looking after the cache.
+// kcache info, list, clear, verify, export: looking after the cache (what
+// packages say of themselves: package_report.cpp).
 #include <kcache/cache.h>
 #include <kcache/version.h>
 
@@ -35,62 +36,6 @@ std::string human_bytes(std::uint64_t bytes) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << value << " " << units[unit];
   return out.str();
-}
-
-// kcache info PKG...: what each package says of itself.
-int run_package_info(bool json, const std::vector<std::string>& packages) {
-  int status = 0;
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& path : packages) {
-    auto info = read_package_info(path);
-    if (!info) {
-      status = report_failure(path + ": " + info.status().message());
-      continue;
-    }
-    if (json) {
-      nlohmann::json metadata = nlohmann::json::object();
-      for (const auto& [name, value] : info->metadata) {
-        if (name == "compiler") {
-          metadata["compilers"].push_back(value);
-        } else {
-          metadata[name] = value;
-        }
-      }
-      out.push_back({{"path", info->path},
-                     {"format", info->format_version},
-                     {"kernels", info->kernels},
-                     {"metadata", metadata},
-                     {"trusted", info->untrusted.empty()},
-                     {"untrusted_reason", info->untrusted}});
-      continue;
-    }
-    auto row = [](const std::string& name) {
-      return "  " + name + std::string(14 - name.size(), ' ');
-    };
-    std::cout << info->path << "\n"
-              << row("format") << info->format_version << "\n"
-              << row("kernels") << info->kernels << "\n";
-    for (const auto& [name, value] : info->metadata) {
-      std::string shown = value;
-      if (name == "created") {  // Unix seconds, shown as a date too
-        const std::time_t when = static_cast<std::time_t>(std::strtoll(value.c_str(), nullptr, 10));
-        char date[32];
-        std::tm utc{};
-        if (gmtime_r(&when, &utc) != nullptr &&
-            std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &utc) > 0) {
-          shown = std::string(date) + " (" + value + ")";
-        }
-      }
-      std::cout << row(name.size() < 13 ? name : name + " ") << shown << "\n";
-    }
-    std::cout << row("trusted")
-              << (info->untrusted.empty()
-                      ? "yes"
-                      : "no: " + info->untrusted + " (the system tier will not use it)")
-              << "\n";
-  }
-  if (json) std::cout << out.dump(2) << "\n";
-  return status;
 }
 
 int run_info(bool json) {
@@ -292,11 +237,30 @@ Runner add_clear_command(CLI::App& app) {
 Runner add_verify_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto repair = std::make_shared<bool>(false);
+  auto packages = std::make_shared<std::vector<std::string>>();
+  auto trusted = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand(
-      "verify", "Check every user entry and system .kdb; exit 1 if a problem remains");
+      "verify",
+      "Check every user entry and system .kdb, or the packages named; exit 1 if a problem "
+      "remains");
+  cmd->add_option("packages", *packages,
+                  "Packages (.kdb) to check instead: every entry, the signature, the trust");
+  cmd->add_option("--trusted", *trusted,
+                  "With packages: a public key (.pub, or a folder of them) they must be signed "
+                  "with; repeatable (default: KCACHE_TRUSTED_KEYS)");
   cmd->add_flag("--json", *json, "Print JSON");
-  cmd->add_flag("--repair", *repair, "Quarantine bad entries and fix the index");
-  return [json, repair] { return run_verify(*json, *repair); };
+  auto* repair_flag =
+      cmd->add_flag("--repair", *repair, "Quarantine bad entries and fix the index");
+  repair_flag->excludes(cmd->get_option("packages"));
+  return [json, repair, packages, trusted] {
+    if (!packages->empty()) return run_verify_packages(*json, *packages, *trusted);
+    if (!trusted->empty()) {
+      std::cerr << "kcache: --trusted checks the packages named; name them (kcache verify PKG "
+                   "--trusted KEY.pub)\n";
+      return 2;
+    }
+    return run_verify(*json, *repair);
+  };
 }
 
 Runner add_export_command(CLI::App& app) {

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace kcache::tool {
 
@@ -22,6 +23,13 @@ Runner add_pack_command(CLI::App& app);
 Runner add_install_command(CLI::App& app);
 Runner add_import_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
+Runner add_keygen_command(CLI::App& app);
+Runner add_sign_command(CLI::App& app);
+
+// kcache info PKG... and kcache verify PKG... (package_report.cpp).
+int run_package_info(bool json, const std::vector<std::string>& packages);
+int run_verify_packages(bool json, const std::vector<std::string>& packages,
+                        const std::vector<std::string>& trusted_keys);
 
 // Prints "kcache: <text>" on stderr and returns 1.
 int report_failure(const std::string& text);

@@ -42,8 +42,10 @@ struct PackArgs {
   std::string work;
   std::string backend;
   std::string input_name;
+  std::string sign;
   CompilerFlags compiler;
   unsigned jobs = 0;
+  bool from_cache = false;
 };
 
 // A manifest text: a string, or {"hex": bytes in hex}.
@@ -171,6 +173,54 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
   return line;
 }
 
+// --from-cache: the manifest's kernels the user cache already holds, for
+// this target and toolchain, copied into the pack's cache (so they are not
+// compiled again). Returns how many; a problem is a note, never a failure:
+// what is not taken is compiled.
+std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerConfig& config,
+                                 Cache& pack_cache, const std::string& work) {
+  CacheOptions options;
+  options.record_path = "";  // the pack's lookups are not a program's requests
+  auto user = Cache::open(options);
+  if (!user || !(*user)->config().enabled) {
+    std::cerr << "kcache: note: --from-cache: the user cache is "
+              << (user ? "disabled (" + (*user)->config().disabled_reason + ")"
+                       : user.status().message())
+              << "; every kernel is compiled\n";
+    return 0;
+  }
+  std::map<std::string, std::unique_ptr<Compiler>> compilers;
+  std::map<std::string, std::vector<CacheKey>> keys_by_db;
+  for (const Line& line : lines) {
+    const CompilerConfig mine = config_for(line, config);
+    auto& compiler = compilers[config_name(mine)];
+    if (!compiler) {
+      auto made = make_compiler(mine);
+      if (!made) continue;  // the pack says why when it gets to the line
+      compiler = std::move(*made);
+    }
+    auto prepared = pack_cache.prepare(line.request, line.request.target, *compiler);
+    if (prepared) keys_by_db[prepared->target().db_basename()].push_back(prepared->key());
+  }
+  std::size_t taken = 0;
+  std::error_code error;
+  std::filesystem::create_directories(work, error);
+  for (const auto& [db, keys] : keys_by_db) {
+    const std::string copy = work + "/from-user-cache.kdb";
+    ExportOptions only;
+    only.keys = keys;
+    auto exported = (*user)->export_db(db, copy, only);
+    if (exported) {
+      auto imported = pack_cache.import_package(copy);
+      if (imported) taken += *imported;
+    } else if (exported.status().code() != StatusCode::kNotFound) {
+      std::cerr << "kcache: note: --from-cache: " << exported.status().message() << "\n";
+    }
+    std::filesystem::remove(copy, error);
+  }
+  return taken;
+}
+
 std::string duration_text(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
   const long total = std::lround(seconds);
@@ -218,10 +268,24 @@ int run_pack(const PackArgs& args) {
   if (Status s = check_output_path(args.output, "--output " + args.output); !s.is_ok()) {
     return report_failure(s.message());
   }
+  // The package's folder is made as the work folder is.
+  if (const auto folder = std::filesystem::path(args.output).parent_path(); !folder.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    if (error)
+      return report_failure("--output: cannot create " + folder.string() + ": " + error.message());
+  }
   auto target = Target::parse(args.target);
   if (!target) {
     std::cerr << "kcache: --target: " << target.status().message() << "\n";
     return 2;
+  }
+  // A key that cannot sign is found before any compile, not after.
+  if (!args.sign.empty()) {
+    if (auto id = check_signing_key(args.sign); !id) {
+      std::cerr << "kcache: --sign: " << id.status().message() << "\n";
+      return 2;
+    }
   }
 
   std::vector<Line> lines;
@@ -263,6 +327,8 @@ int run_pack(const PackArgs& args) {
 
   CompilerConfig config = config_of(args.compiler);
   config.command_input_name = args.input_name;
+  const std::size_t from_user =
+      args.from_cache ? take_from_user_cache(lines, config, **cache, work) : 0;
 
   const unsigned jobs =
       args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -271,6 +337,7 @@ int run_pack(const PackArgs& args) {
   std::mutex results_mutex;
   std::mutex compilers_mutex;
   std::vector<std::string> failed;
+  std::vector<CacheKey> packed;  // what the package holds: this manifest's kernels only
   std::set<std::string> dbs;
   std::size_t compiled = 0;
   std::size_t reused = 0;
@@ -301,6 +368,7 @@ int run_pack(const PackArgs& args) {
         if (kernel) {
           std::lock_guard lock(results_mutex);
           dbs.insert(kernel->db);
+          packed.push_back(kernel->key);
           const std::string target_now =
               kernel->target.to_string() + "_" + std::to_string(kernel->target.units);
           if (!line.recorded_key.empty() && line.recorded_target == target_now &&
@@ -336,11 +404,17 @@ int run_pack(const PackArgs& args) {
                           " databases (one target per package); nothing written");
   }
   const std::string db = *dbs.begin();
-  auto count = (*cache)->export_db(db, args.output);
+  ExportOptions export_options;
+  export_options.signing_key = args.sign;
+  export_options.keys = std::move(packed);
+  auto count = (*cache)->export_db(db, args.output, export_options);
   if (!count) return report_failure("writing " + args.output + ": " + count.status().message());
   std::cout << "packed " << *count << " kernels for " << db << " into " << args.output << " ("
-            << compiled << " compiled, " << reused << " already in " << work << ", "
-            << failed.size() << " failed, " << problems.size() << " lines skipped)\n";
+            << compiled << " compiled, " << reused - std::min(reused, from_user) << " already in "
+            << work << ", "
+            << (args.from_cache ? std::to_string(from_user) + " from the user cache, " : "")
+            << failed.size() << " failed, " << problems.size() << " lines skipped"
+            << (args.sign.empty() ? "" : "; signed") << ")\n";
   if (keyed_anew > 0) {
     std::cerr << "kcache: note: " << keyed_anew
               << " kernels recorded for this target have another key now (the compiler, a "
@@ -372,6 +446,10 @@ Runner add_pack_command(CLI::App& app) {
   add_compiler_flags(cmd, args->compiler, " (default: the recorded one)");
   cmd->add_option("--input-name", args->input_name,
                   "command backend: file name {in} gets (default: the recorded one)");
+  cmd->add_option("--sign", args->sign, "Sign the package with this private key (kcache keygen)");
+  cmd->add_flag("--from-cache", args->from_cache,
+                "Take the kernels the user cache already holds for this target instead of "
+                "compiling them");
   return [args] { return run_pack(*args); };
 }
 

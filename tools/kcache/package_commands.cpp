@@ -88,11 +88,18 @@ int run_import(const std::vector<std::string>& packages) {
   return status;
 }
 
-int run_merge(const std::vector<std::string>& packages, const std::string& output) {
+int run_merge(const std::vector<std::string>& packages, const std::string& output,
+              const std::string& sign) {
   if (Status s = check_output_path(output, "--output " + output); !s.is_ok()) {
     return report_failure(s.message());
   }
-  auto count = merge_packages(packages, output);
+  if (!sign.empty()) {
+    if (auto id = check_signing_key(sign); !id) {
+      std::cerr << "kcache: --sign: " << id.status().message() << "\n";
+      return 2;
+    }
+  }
+  auto count = merge_packages(packages, output, sign);
   if (!count) return report_failure(count.status().message() + "; nothing written");
   std::cout << "merged " << packages.size() << " packages into " << output << " (" << *count
             << " kernels)\n";
@@ -104,11 +111,13 @@ int run_merge(const std::vector<std::string>& packages, const std::string& outpu
 Runner add_merge_command(CLI::App& app) {
   auto packages = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
+  auto sign = std::make_shared<std::string>();
   CLI::App* cmd =
       app.add_subcommand("merge", "Join packages of one database into one (each kernel once)");
   cmd->add_option("packages", *packages, "Packages (.kdb) to join")->required();
   cmd->add_option("--output,-o", *output, "The package to write")->required();
-  return [packages, output] { return run_merge(*packages, *output); };
+  cmd->add_option("--sign", *sign, "Sign the package with this private key (kcache keygen)");
+  return [packages, output, sign] { return run_merge(*packages, *output, *sign); };
 }
 
 Runner add_install_command(CLI::App& app) {

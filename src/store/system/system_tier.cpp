@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "format/kdb_file.h"
+#include "store/system/trusted_keys.h"
 #include "store/trusted_path.h"
 
 namespace kcache {
@@ -17,19 +18,27 @@ std::string untrusted_text(const std::string& reason) {
   return "not used: another user could have written it (" + reason +
          "); fix the owner or mode, or remove it";
 }
+std::string unsigned_text(const std::string& refusal) {
+  return "not used: " + refusal + " (KCACHE_TRUSTED_KEYS)";
+}
+const Status kDigestMismatch =
+    Status::corruption("the entry is not the one its package was signed with");
 
 class SystemTier final : public Tier {
  public:
-  SystemTier(std::string folder, const Env& env, const Logger& log, TierEvents& events)
-      : folder_(std::move(folder)), env_(env), log_(log), events_(events) {}
+  SystemTier(std::string folder, std::vector<std::string> trusted_keys, const Env& env,
+             const Logger& log, TierEvents& events)
+      : folder_(std::move(folder)),
+        trusted_key_paths_(std::move(trusted_keys)),
+        env_(env),
+        log_(log),
+        events_(events) {}
 
   std::string_view name() const override { return "system"; }
 
   Result<std::optional<Entry>> get(const DbNames& db, const CacheKey& key) override {
     const Package& exact_package = package(db.exact);
     const Package& arch_package = package(db.arch);
-    const KdbReader* exact = exact_package.reader.get();
-    const KdbReader* arch = db.arch != db.exact ? arch_package.reader.get() : nullptr;
     if (!exact_package.present && !arch_package.present) {
       // Said once per process and file; the flag spares every later miss
       // the message's strings and the logger's lock.
@@ -40,12 +49,17 @@ class SystemTier final : public Tier {
       }
       return std::optional<Entry>();
     }
-    for (const KdbReader* kdb : {exact, arch}) {
+    for (const Package* p : {&exact_package, db.arch != db.exact ? &arch_package : nullptr}) {
+      const KdbReader* kdb = p != nullptr ? p->reader.get() : nullptr;
       if (kdb == nullptr) continue;
       auto slot = kdb->find(key);
       if (!slot) continue;
       auto bytes = kdb->read(*slot);
       if (!bytes) return bytes.status();
+      if (!p->signed_bytes_hold(*slot, bytes->span())) {
+        events_.on_corrupt(name(), kdb->path() + "#" + key.hex(), kDigestMismatch);
+        continue;
+      }
       auto entry = decode_entry(*bytes, &key);
       if (entry) return std::optional<Entry>(std::move(*entry));
       // A read-only package cannot be repaired here; the entry is skipped.
@@ -73,11 +87,13 @@ class SystemTier final : public Tier {
   Status verify(bool /*repair*/, VerifyReport& report) override {
     auto names = databases();
     if (!names) return names.status();
+    const TrustedKeys& keys = trusted_keys();
     for (const auto& db : *names) {
       const std::string path = folder_ + "/" + db + ".kdb";
       ++report.databases_checked;
-      if (auto reason = untrusted_reason(path, env_)) {
-        report.problems.push_back({path, untrusted_text(*reason), false});
+      const auto owner_problem = untrusted_reason(path, env_);
+      if (owner_problem && !keys.configured()) {
+        report.problems.push_back({path, untrusted_text(*owner_problem), false});
         continue;
       }
       auto kdb = KdbReader::open(path, env_);
@@ -85,11 +101,19 @@ class SystemTier final : public Tier {
         report.problems.push_back({path, kdb.status().message() + kNotRepaired, false});
         continue;
       }
+      // A signature is checked whether or not keys are trusted: an altered
+      // signed package is a problem either way.
+      auto refusal = keys.configured() ? keys.refusal(**kdb) : signature_problem(**kdb);
+      if (refusal) {
+        report.problems.push_back({path, unsigned_text(*refusal), false});
+        continue;
+      }
       for (const auto& slot : (*kdb)->slots()) {
         ++report.entries_checked;
         auto bytes = (*kdb)->read(slot);
         Result<Entry> entry =
             bytes ? decode_entry(*bytes, &slot.key) : Result<Entry>(bytes.status());
+        if (entry && !matches_signed_digest(**kdb, slot, bytes->span())) entry = kDigestMismatch;
         if (entry) {
           ++report.entries_ok;
         } else {
@@ -103,10 +127,39 @@ class SystemTier final : public Tier {
 
  private:
   struct Package {
-    std::unique_ptr<KdbReader> reader;  // null when absent or unreadable
+    std::unique_ptr<KdbReader> reader;  // null when absent, unreadable or refused
     bool present = false;               // the file exists, readable or not
     mutable std::atomic<bool> missing_reported{false};
+    // A package accepted for its signature (KCACHE_TRUSTED_KEYS): each
+    // entry's bytes are compared with the SHA-256 it was signed with:
+    // once per entry and process when only root or this user can change
+    // the file, on every read when others can (the signature is then all
+    // that vouches for it).
+    bool check_digests = false;
+    bool check_every_read = false;
+    std::unique_ptr<std::atomic<bool>[]> digest_checked;
+
+    bool signed_bytes_hold(const KdbSlot& slot, std::span<const std::uint8_t> bytes) const {
+      if (!check_digests) return true;
+      std::atomic<bool>& checked = digest_checked[slot.ordinal];
+      if (!check_every_read && checked.load(std::memory_order_acquire)) return true;
+      if (!matches_signed_digest(*reader, slot, bytes)) return false;
+      checked.store(true, std::memory_order_release);
+      return true;
+    }
   };
+
+  // The keys packages must be signed with, read on first use; each key
+  // file that cannot be used is said once.
+  const TrustedKeys& trusted_keys() const {
+    std::call_once(keys_loaded_, [this] {
+      keys_ = TrustedKeys::load(trusted_key_paths_, env_);
+      for (const auto& problem : keys_.problems()) {
+        log_.warn_once("SystemDb:key:" + problem, "SystemDb", problem);
+      }
+    });
+    return keys_;
+  }
 
   // The package file for `db`, opened once per process.
   const Package& package(const std::string& db) {
@@ -115,15 +168,29 @@ class SystemTier final : public Tier {
     if (it != packages_.end()) return it->second;
     const std::string path = folder_ + "/" + db + ".kdb";
     Package& kept = packages_[db];
-    // Trusted as far as its file (ssh's StrictModes): a package another
-    // user could write is refused, once, and the tier goes on without it.
-    if (auto reason = untrusted_reason(path, env_)) {
+    const TrustedKeys& keys = trusted_keys();
+    // Trusted as far as its file (ssh's StrictModes) unless keys are
+    // configured: a package another user could write is refused, once, and
+    // the tier goes on without it. With keys, its signature decides.
+    const auto owner_problem = untrusted_reason(path, env_);
+    if (owner_problem && !keys.configured()) {
       kept.present = true;  // refused, not missing: no second warning
       log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
-                     "System database file " + path + " is " + untrusted_text(*reason));
+                     "System database file " + path + " is " + untrusted_text(*owner_problem));
       return kept;
     }
     auto opened = KdbReader::open(path, env_);
+    if (opened && keys.configured()) {
+      if (auto refusal = keys.refusal(**opened)) {
+        kept.present = true;
+        log_.warn_once("SystemDb:unsigned:" + path, "SystemDb",
+                       "System database file " + path + " is " + unsigned_text(*refusal));
+        return kept;
+      }
+      kept.check_digests = true;
+      kept.check_every_read = owner_problem.has_value();
+      kept.digest_checked = std::make_unique<std::atomic<bool>[]>((*opened)->slots().size());
+    }
     kept.present = opened.is_ok() || opened.status().code() != StatusCode::kNotFound;
     // A package that cannot be used is treated as absent, with one warning
     // naming the file and the reason: a damaged one is counted as corrupt
@@ -142,6 +209,9 @@ class SystemTier final : public Tier {
   }
 
   const std::string folder_;
+  const std::vector<std::string> trusted_key_paths_;
+  mutable std::once_flag keys_loaded_;
+  mutable TrustedKeys keys_;
   const Env& env_;
   const Logger& log_;
   TierEvents& events_;
@@ -151,9 +221,9 @@ class SystemTier final : public Tier {
 
 }  // namespace
 
-std::unique_ptr<Tier> make_system_tier(std::string folder, const Env& env, const Logger& log,
-                                       TierEvents& events) {
-  return std::make_unique<SystemTier>(std::move(folder), env, log, events);
+std::unique_ptr<Tier> make_system_tier(std::string folder, std::vector<std::string> trusted_keys,
+                                       const Env& env, const Logger& log, TierEvents& events) {
+  return std::make_unique<SystemTier>(std::move(folder), std::move(trusted_keys), env, log, events);
 }
 
 }  // namespace kcache

@@ -7,11 +7,16 @@
 // A file that exists but cannot be used (damaged, truncated, empty, a
 // folder, unreadable) is treated as absent, with one warning naming it and
 // the reason; `kcache verify` lists it and exits 1, since a package is
-// never moved or repaired here.
+// never moved or repaired here. A package another user could have written
+// is refused (trusted_path.h); with trusted keys (KCACHE_TRUSTED_KEYS) a
+// package is used only when one of them signed it, wherever it lies, and
+// each entry is checked against the digest it was signed with
+// (trusted_keys.h).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/log.h"
 #include "env/env.h"
@@ -19,7 +24,7 @@
 
 namespace kcache {
 
-std::unique_ptr<Tier> make_system_tier(std::string folder, const Env& env, const Logger& log,
-                                       TierEvents& events);
+std::unique_ptr<Tier> make_system_tier(std::string folder, std::vector<std::string> trusted_keys,
+                                       const Env& env, const Logger& log, TierEvents& events);
 
 }  // namespace kcache

@@ -1,0 +1,77 @@
+// kcache: packages (.kdb), the read-only databases the system tier serves
+// (docs/formats.md §2): what one says of itself, joining them, and signing
+// them. Signatures are Ed25519, from libsodium loaded at run time: signing
+// or checking one needs libsodium installed (kUnavailable otherwise).
+#pragma once
+
+#include <kcache/export.h>
+#include <kcache/status.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kcache {
+
+// What a package (.kdb) says of itself, for `kcache info PKG`: its format,
+// kernel count and metadata ("db", "created" (Unix seconds), "producer",
+// "key_format", "entry_format", one "compiler" per compiler identity of its
+// entries, "<backend> | <id> | <version>"), its signer, and whether the
+// system tier would use it. kNotFound when absent, kCorruption when it is
+// not a valid .kdb.
+struct KCACHE_EXPORT PackageInfo {
+  std::string path{};
+  std::uint32_t format_version = 0;
+  std::uint64_t kernels = 0;
+  // With `check_entries`: the entries that fail their checks (checksum,
+  // key, and in a signed package the digest it was signed with).
+  std::uint64_t bad_entries = 0;
+  std::vector<std::pair<std::string, std::string>> metadata{};
+  // Why another user could have written the file; empty when no one could.
+  std::string untrusted{};
+  // The id of the key that signed it (16 hex digits); empty when unsigned.
+  std::string signer{};
+  // Why its signature does not hold; empty when it holds or there is none.
+  std::string signature_problem{};
+  // Why the system tier would refuse it: under the trusted keys when some
+  // are given (unsigned, signed by another key, signature broken), else
+  // for its file's owner or mode; empty when it would use it.
+  std::string refusal{};
+};
+// `trusted_keys`: .pub files or folders of them, as KCACHE_TRUSTED_KEYS
+// names them (read with read_trusted_keys' rules).
+KCACHE_EXPORT Result<PackageInfo> read_package_info(
+    const std::string& path, bool check_entries = false,
+    const std::vector<std::string>& trusted_keys = {});
+
+// Joins packages of one database (their metadata "db") into a new package
+// at `output` (replaced atomically), each key once (the first package's
+// copy); entries that fail their checks are left out; signed with the
+// private key at `signing_key` when one is named. Returns how many entries
+// the new package holds. kInvalidArgument when the packages are of
+// different databases.
+KCACHE_EXPORT Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
+                                                   const std::string& output,
+                                                   const std::string& signing_key = {});
+
+// Makes a new key pair: the private key at `path` (mode 0600) and the
+// public key at `path`.pub. kInvalidArgument when either exists and
+// !overwrite. Returns the key's id.
+KCACHE_EXPORT Result<std::string> generate_signing_key(const std::string& path,
+                                                       bool overwrite = false);
+// Checks that `path` holds a private key that can sign (well formed,
+// readable by its owner only, libsodium present); returns its id.
+KCACHE_EXPORT Result<std::string> check_signing_key(const std::string& path);
+// Signs the package at `path` with the private key at `signing_key`,
+// replacing the file atomically (a signature it had is replaced). Refused
+// (kCorruption) when an entry fails its checks. Returns the key's id.
+KCACHE_EXPORT Result<std::string> sign_package(const std::string& path,
+                                               const std::string& signing_key);
+// Reads public keys from `paths` (.pub files, or folders whose *.pub files
+// are read); returns their ids, or the first problem (a missing, malformed
+// or other-writable key file) as kInvalidArgument or kNotFound.
+KCACHE_EXPORT Result<std::vector<std::string>> read_trusted_keys(
+    const std::vector<std::string>& paths);
+
+}  // namespace kcache

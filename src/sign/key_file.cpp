@@ -1,0 +1,120 @@
+#include "sign/key_file.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <span>
+#include <string_view>
+
+#include "format/hash.h"
+
+namespace kcache {
+namespace {
+
+constexpr std::string_view kPublicTag = "kcache-ed25519-public";
+constexpr std::string_view kSecretTag = "kcache-ed25519-private";
+// A key file is one short line; anything much larger is not one.
+constexpr std::uint64_t kMaxKeyFile = 4096;
+
+std::string octal_mode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+// What stat says of `path`, a link followed: a key file named on the
+// command line may be a link to where keys are kept.
+Result<FileInfo> file_info_through_links(const std::string& path, const Env& env) {
+  auto info = env.file_info(path);
+  if (!info || info->type != FileType::kSymlink) return info;
+  std::error_code error;
+  const auto target = std::filesystem::canonical(path, error);
+  if (error) return Status::not_found("cannot follow the link " + path + ": " + error.message());
+  return env.file_info(target.string());
+}
+
+// The hex digits after `tag` on the first line of the file at `path`.
+Result<std::string> key_text(const std::string& path, std::string_view tag, const Env& env) {
+  auto info = file_info_through_links(path, env);
+  if (!info) return info.status();
+  if (info->type != FileType::kRegular) {
+    return Status::invalid_argument(path + " is not a regular file, so not a key file");
+  }
+  if (info->size > kMaxKeyFile) {
+    return Status::invalid_argument(path + " is too large to be a kcache key file");
+  }
+  auto bytes = env.read_file(path);
+  if (!bytes) return bytes.status();
+  std::string_view text(reinterpret_cast<const char*>(bytes->data.get()), bytes->size);
+  text = text.substr(0, text.find('\n'));
+  const auto first_space = text.find(' ');
+  if (text.substr(0, first_space) != tag || first_space == std::string_view::npos) {
+    return Status::invalid_argument(path + " is not a kcache " +
+                                    std::string(tag == kPublicTag ? "public" : "private") +
+                                    " key file (it should start with '" + std::string(tag) + " ')");
+  }
+  text.remove_prefix(first_space + 1);
+  return std::string(text.substr(0, text.find(' ')));
+}
+
+template <class Key>
+Result<Key> read_key(const std::string& path, std::string_view tag, const Env& env) {
+  auto hex = key_text(path, tag, env);
+  if (!hex) return hex.status();
+  Key key{};
+  if (!read_hex(*hex, key)) {
+    return Status::invalid_argument(path + ": the key is not " + std::to_string(2 * key.size()) +
+                                    " hex digits (the file is damaged)");
+  }
+  return key;
+}
+
+std::vector<std::uint8_t> line_of(std::string_view tag, std::span<const std::uint8_t> key,
+                                  std::string_view comment) {
+  std::string line = std::string(tag) + " " + to_hex(key);
+  if (!comment.empty()) line += " " + std::string(comment);
+  line += "\n";
+  return {line.begin(), line.end()};
+}
+
+}  // namespace
+
+std::string key_id(const Ed25519PublicKey& key) { return to_hex(sha256(key)).substr(0, 16); }
+
+Result<Ed25519PublicKey> read_public_key(const std::string& path, const Env& env) {
+  return read_key<Ed25519PublicKey>(path, kPublicTag, env);
+}
+
+Result<Ed25519SecretKey> read_secret_key(const std::string& path, const Env& env) {
+  auto info = file_info_through_links(path, env);
+  if (!info) return info.status();
+  if ((info->mode & 077) != 0) {
+    return Status::invalid_argument(path + " is a private key that others can read (mode " +
+                                    octal_mode(info->mode) + "); run 'chmod 600 " + path +
+                                    "' (and make a new key if others may have copied it)");
+  }
+  auto key = read_key<Ed25519SecretKey>(path, kSecretTag, env);
+  if (!key) return key.status();
+  return key;
+}
+
+Status write_key_pair(const std::string& path, const Ed25519KeyPair& pair, bool overwrite,
+                      Env& env) {
+  const std::string public_path = path + ".pub";
+  if (!overwrite) {
+    for (const std::string& p : {path, public_path}) {
+      if (env.exists(p)) {
+        return Status::invalid_argument(p + " exists; give --force to replace it");
+      }
+    }
+  }
+  const std::string id = key_id(pair.public_key);
+  if (Status s = env.write_file_atomic(path, line_of(kSecretTag, pair.secret_key, ""),
+                                       /*sync=*/true, 0600);
+      !s.is_ok()) {
+    return s;
+  }
+  return env.write_file_atomic(public_path, line_of(kPublicTag, pair.public_key, "key " + id),
+                               /*sync=*/true, 0644);
+}
+
+}  // namespace kcache

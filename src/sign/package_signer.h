@@ -1,0 +1,17 @@
+// The signer write_kdb signs a package with, from a private key file.
+#pragma once
+
+#include <kcache/status.h>
+
+#include <string>
+
+#include "env/env.h"
+#include "format/kdb_file.h"
+
+namespace kcache {
+
+// kUnavailable without libsodium; the key file's problems as key_file.h
+// says them.
+Result<KdbSigner> signer_from_key_file(const std::string& path, const Env& env);
+
+}  // namespace kcache

@@ -1,0 +1,88 @@
+#include "store/system/trusted_keys.h"
+
+#include <algorithm>
+
+#include "sign/ed25519.h"
+#include "sign/key_file.h"
+#include "store/trusted_path.h"
+
+namespace kcache {
+namespace {
+
+void add_key_file(const std::string& path, const Env& env, std::vector<KdbPublicKey>& keys,
+                  std::vector<std::string>& problems) {
+  if (auto reason = untrusted_reason(path, env)) {
+    problems.push_back("Trusted key file " + path +
+                       " is not used: another user could have written it (" + *reason + ")");
+    return;
+  }
+  auto key = read_public_key(path, env);
+  if (!key) {
+    problems.push_back("Trusted key file " + path + " is not used: " + key.status().message());
+    return;
+  }
+  if (std::find(keys.begin(), keys.end(), *key) == keys.end()) keys.push_back(*key);
+}
+
+}  // namespace
+
+TrustedKeys TrustedKeys::load(const std::vector<std::string>& paths, const Env& env) {
+  TrustedKeys trusted;
+  trusted.configured_ = !paths.empty();
+  for (const auto& path : paths) {
+    if (!env.is_dir(path)) {
+      add_key_file(path, env, trusted.keys_, trusted.problems_);
+      continue;
+    }
+    if (auto reason = untrusted_reason(path, env)) {
+      trusted.problems_.push_back("Trusted key folder " + path +
+                                  " is not used: another user could have written it (" + *reason +
+                                  ")");
+      continue;
+    }
+    auto entries = env.list_dir(path);
+    if (!entries) {
+      trusted.problems_.push_back("Trusted key folder " + path +
+                                  " cannot be read: " + entries.status().message());
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const auto& entry : *entries) {
+      if (entry.name.size() > 4 && entry.name.ends_with(".pub")) names.push_back(entry.name);
+    }
+    std::sort(names.begin(), names.end());
+    if (names.empty())
+      trusted.problems_.push_back("Trusted key folder " + path + " has no .pub file");
+    for (const auto& name : names)
+      add_key_file(path + "/" + name, env, trusted.keys_, trusted.problems_);
+  }
+  return trusted;
+}
+
+std::optional<std::string> TrustedKeys::refusal(const KdbReader& kdb) const {
+  if (!kdb.is_signed())
+    return "it is not signed, and only packages signed by a trusted key are used";
+  const KdbPublicKey& signer = *kdb.signer_key();
+  if (std::find(keys_.begin(), keys_.end(), signer) == keys_.end()) {
+    return "it is signed by key " + key_id(signer) + ", which is not a trusted key";
+  }
+  return signature_problem(kdb);
+}
+
+std::optional<std::string> signature_problem(const KdbReader& kdb) {
+  if (!kdb.is_signed()) return std::nullopt;
+  auto holds = ed25519_verify(kdb.signed_message(), *kdb.signature(), *kdb.signer_key());
+  if (!holds) return "its signature cannot be checked: " + holds.status().message();
+  if (!*holds) {
+    return "its signature does not match its contents (altered after signing, or forged)";
+  }
+  return std::nullopt;
+}
+
+bool matches_signed_digest(const KdbReader& kdb, const KdbSlot& slot,
+                           std::span<const std::uint8_t> bytes) {
+  const Sha256* digest = kdb.entry_digest(slot);
+  return digest == nullptr || sha256(bytes) == *digest;
+}
+
+}  // namespace kcache

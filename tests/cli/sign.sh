@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Signed packages (issue 11): kcache keygen makes a key pair; pack --sign,
+# merge --sign and sign write signed packages; verify --trusted says
+# whether a package is signed by a trusted key and intact; with
+# KCACHE_TRUSTED_KEYS the system tier serves only such packages, refusing
+# the others with one warning each and compiling instead. Bad key files are
+# usage errors (exit 2) found before anything is compiled or written.
+source "$(dirname "$0")/lib.sh"
+fresh_env
+require_enabled_build
+
+# Keys.
+mkdir -p "$T/keys"
+run keygen --output "$T/keys/release"
+expect_rc 0
+expect_contains "keygen names the key" "$T/keys/release.pub (key " "$OUT"
+expect_eq "private key mode" 600 "$(stat -c %a "$T/keys/release")"
+run keygen --output "$T/keys/release"
+expect_rc 1
+expect_contains "keygen keeps a key" "exists; give --force to replace it" "$ERR"
+run keygen --output "$T/keys/other"
+expect_rc 0
+key_id=$(sed -n 's/^kcache-ed25519-public [0-9a-f]* key \([0-9a-f]*\)$/\1/p' "$T/keys/release.pub")
+[[ ${#key_id} == 16 ]] || fail "no key id in $T/keys/release.pub: $(cat "$T/keys/release.pub")"
+
+# A signed package from pack.
+export KCACHE_RECORD="$T/m.jsonl"
+compile_ok --source src/add.cl --output out/add.bin
+compile_ok --source src/mul.cl --output out/mul.bin
+unset KCACHE_RECORD
+mkdir -p "$T/pkg"
+before_pack="$(snapshot "$T/pkg")"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/gfx906_60.kdb" --sign "$T/keys/absent"
+expect_rc 2
+expect_contains "a missing key is said" "--sign: " "$ERR"
+chmod 644 "$T/keys/release"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/gfx906_60.kdb" --sign "$T/keys/release"
+expect_rc 2
+expect_contains "a key others can read is refused" "chmod 600" "$ERR"
+chmod 600 "$T/keys/release"
+expect_eq "nothing compiled or written for a bad key" "$before_pack" "$(snapshot "$T/pkg")"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/gfx906_60.kdb" --sign "$T/keys/release"
+expect_rc 0
+expect_contains "pack says it signed" "; signed)" "$OUT"
+signed="$T/pkg/gfx906_60.kdb"
+
+run info "$signed" --json
+expect_rc 0
+python3 - "$OUT" "$key_id" <<'PY' || fail "kcache info of a signed package: $OUT"
+import json, sys
+info = json.loads(sys.argv[1])[0]
+assert info["signer"] == sys.argv[2], info
+assert info["signature_ok"] is True, info
+assert info["kernels"] == 2, info
+PY
+
+run verify "$signed" --trusted "$T/keys/release.pub"
+expect_rc 0
+expect_contains "verify: signed and trusted" "ok, 2 kernels, signed by key $key_id, trusted" "$OUT"
+run verify "$signed" --trusted "$T/keys/other.pub"
+expect_rc 1
+expect_contains "verify: another key" "signed by key $key_id, which is not a trusted key" "$OUT"
+run verify "$signed" --trusted "$T/keys/missing.pub"
+expect_rc 2
+run verify --trusted "$T/keys/release.pub"
+expect_rc 2
+
+# Tampering: the signature, and an entry swapped for one with a valid
+# checksum of its own (only the signed digest tells).
+python3 - "$signed" "$T/pkg/bad-signature.kdb" <<'PY' || fail "could not damage a signature"
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[-5] ^= 0x01
+open(sys.argv[2], "wb").write(data)
+PY
+run verify "$T/pkg/bad-signature.kdb" --trusted "$T/keys/release.pub"
+expect_rc 1
+expect_contains "verify: altered signature" "does not match its contents" "$OUT"
+run verify "$T/pkg/bad-signature.kdb"
+expect_rc 1
+
+# An unsigned package of the same kernels, for the system tier below.
+run export --output "$T/pkg/unsigned.kdb"
+expect_rc 0
+run verify "$T/pkg/unsigned.kdb" --trusted "$T/keys/release.pub"
+expect_rc 1
+expect_contains "verify: unsigned" "it is not signed" "$OUT"
+run verify "$T/pkg/unsigned.kdb"
+expect_rc 0
+expect_contains "verify without keys: intact" "ok, 2 kernels, not signed" "$OUT"
+
+# kcache sign signs one in place; merge --sign a joined one.
+cp "$T/pkg/unsigned.kdb" "$T/pkg/later.kdb"
+run sign "$T/pkg/later.kdb" --key "$T/keys/other"
+expect_rc 0
+run verify "$T/pkg/later.kdb" --trusted "$T/keys/other.pub"
+expect_rc 0
+run merge "$T/pkg/unsigned.kdb" "$signed" -o "$T/pkg/merged.kdb" --sign "$T/keys/release"
+expect_rc 0
+run verify "$T/pkg/merged.kdb" --trusted "$T/keys/release.pub" --trusted "$T/keys/other.pub"
+expect_rc 0
+run sign "$T/pkg/bad-signature.kdb" --key "$T/keys/nope"
+expect_rc 2
+
+# The system tier under KCACHE_TRUSTED_KEYS, from a fresh user cache each time.
+check_tier() {  # check_tier NAME PACKAGE EXPECTED_TIER WARNING
+  rm -f "$T/sys/"*.kdb
+  cp "$2" "$T/sys/gfx906_60.kdb"
+  export KCACHE_CUSTOM_CACHE_DIR="$T/cache-$1"
+  compile_ok --source src/add.cl --output "out/$1.bin"
+  expect_eq "$1: tier" "$3" "$TIER"
+  cmp -s out/add.bin "out/$1.bin" || fail "$1: the binary differs"
+  if [[ -n "$4" ]]; then
+    expect_contains "$1: warning" "$4" "$ERR"
+    expect_eq "$1: one warning" 1 "$(grep -c 'Warning' <<<"$ERR")"
+  else
+    expect_not_contains "$1: no warning" "Warning" "$ERR"
+  fi
+}
+export KCACHE_TRUSTED_KEYS="$T/keys/release.pub"
+check_tier signed "$signed" system ""
+check_tier unsigned "$T/pkg/unsigned.kdb" compiled "is not used: it is not signed"
+check_tier other-key "$T/pkg/later.kdb" compiled "which is not a trusted key"
+check_tier altered "$T/pkg/bad-signature.kdb" compiled "does not match its contents"
+export KCACHE_TRUSTED_KEYS="$T/keys"  # a folder of .pub files
+check_tier folder "$T/pkg/later.kdb" system ""
+# A signed package in a folder others can write in is served under keys.
+chmod 1777 "$T/sys"
+check_tier open-folder "$signed" system ""
+unset KCACHE_TRUSTED_KEYS
+check_tier open-folder-no-keys "$signed" compiled "another user could have written it"
+chmod 755 "$T/sys"
+# A broken key file: every package refused, said once each.
+printf 'garbage\n' >"$T/keys/broken.pub"
+export KCACHE_TRUSTED_KEYS="$T/keys/broken.pub"
+rm -f "$T/sys/"*.kdb
+cp "$signed" "$T/sys/gfx906_60.kdb"
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache-broken-key"
+compile_ok --source src/add.cl --output out/broken.bin
+expect_eq "broken key: tier" compiled "$TIER"
+expect_contains "broken key: said" "Trusted key file $T/keys/broken.pub is not used" "$ERR"
+run verify
+expect_rc 1
+unset KCACHE_TRUSTED_KEYS
+
+# pack --from-cache takes what the user cache holds instead of compiling.
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/from-cache.kdb" --from-cache
+expect_rc 0
+expect_contains "from the user cache" "(0 compiled, 0 already in $T/pkg/from-cache.kdb.pack, 2 from the user cache" "$OUT"
+run verify "$T/pkg/from-cache.kdb"
+expect_rc 0
+pass

@@ -1,0 +1,95 @@
+#include "sign/key_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "fakes/temp_folder.h"
+
+namespace kcache {
+namespace {
+
+using testing::TempFolder;
+
+class KeyFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pair = ed25519_generate();
+    ASSERT_TRUE(pair.is_ok()) << pair.status().to_string();
+    pair_ = *pair;
+  }
+  Env& env_ = Env::posix();
+  TempFolder dir_;
+  Ed25519KeyPair pair_;
+};
+
+TEST_F(KeyFileTest, APairWrittenReadsBack) {
+  ASSERT_TRUE(write_key_pair(dir_ / "k", pair_, false, env_).is_ok());
+  EXPECT_EQ(std::filesystem::status(dir_ / "k").permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_EQ(read_public_key(dir_ / "k.pub", env_).value(), pair_.public_key);
+  EXPECT_EQ(read_secret_key(dir_ / "k", env_).value(), pair_.secret_key);
+  // The public file names its key.
+  EXPECT_NE(testing::read_file(dir_ / "k.pub").find("key " + key_id(pair_.public_key)),
+            std::string::npos);
+  EXPECT_EQ(key_id(pair_.public_key).size(), 16u);
+}
+
+TEST_F(KeyFileTest, ExistingFilesAreKeptUnlessOverwriteIsAsked) {
+  ASSERT_TRUE(write_key_pair(dir_ / "k", pair_, false, env_).is_ok());
+  auto other = ed25519_generate();
+  ASSERT_TRUE(other.is_ok());
+  Status again = write_key_pair(dir_ / "k", *other, false, env_);
+  EXPECT_EQ(again.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(read_public_key(dir_ / "k.pub", env_).value(), pair_.public_key);
+  ASSERT_TRUE(write_key_pair(dir_ / "k", *other, true, env_).is_ok());
+  EXPECT_EQ(read_public_key(dir_ / "k.pub", env_).value(), other->public_key);
+}
+
+TEST_F(KeyFileTest, APrivateKeyOthersCanReadIsRefused) {
+  ASSERT_TRUE(write_key_pair(dir_ / "k", pair_, false, env_).is_ok());
+  ::chmod((dir_ / "k").c_str(), 0640);
+  auto key = read_secret_key(dir_ / "k", env_);
+  ASSERT_FALSE(key.is_ok());
+  EXPECT_NE(key.status().message().find("mode 0640"), std::string::npos) << key.status().message();
+  EXPECT_NE(key.status().message().find("chmod 600"), std::string::npos);
+}
+
+TEST_F(KeyFileTest, AKeyThroughALinkIsRead) {
+  ASSERT_TRUE(write_key_pair(dir_ / "k", pair_, false, env_).is_ok());
+  std::filesystem::create_symlink(dir_ / "k", dir_ / "link");
+  std::filesystem::create_symlink(dir_ / "k.pub", dir_ / "link.pub");
+  EXPECT_EQ(read_secret_key(dir_ / "link", env_).value(), pair_.secret_key);
+  EXPECT_EQ(read_public_key(dir_ / "link.pub", env_).value(), pair_.public_key);
+}
+
+TEST_F(KeyFileTest, WhatIsNotAKeyIsSaidSo) {
+  ASSERT_TRUE(write_key_pair(dir_ / "k", pair_, false, env_).is_ok());
+  // The halves swapped.
+  EXPECT_EQ(read_public_key(dir_ / "k", env_).status().code(), StatusCode::kInvalidArgument);
+  ::chmod((dir_ / "k.pub").c_str(), 0600);
+  EXPECT_EQ(read_secret_key(dir_ / "k.pub", env_).status().code(), StatusCode::kInvalidArgument);
+  // Damaged, empty, huge, a folder, absent.
+  std::string text = testing::read_file(dir_ / "k.pub");
+  const std::vector<std::string> bad = {text.substr(0, 40),
+                                        std::string(text).replace(30, 1, "g"),
+                                        "",
+                                        "kcache-ed25519-public\n",
+                                        "kcache-ed25519-public " + std::string(1 << 13, 'a') + "\n",
+                                        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO3 user@host\n"};
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    testing::write_file(dir_ / "bad.pub", bad[i]);
+    auto key = read_public_key(dir_ / "bad.pub", env_);
+    EXPECT_EQ(key.status().code(), StatusCode::kInvalidArgument) << i << ": " << bad[i];
+    EXPECT_NE(key.status().message().find(dir_ / "bad.pub"), std::string::npos);
+  }
+  std::filesystem::create_directories(dir_ / "folder.pub");
+  EXPECT_EQ(read_public_key(dir_ / "folder.pub", env_).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(read_public_key(dir_ / "absent.pub", env_).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace kcache
