@@ -7,8 +7,10 @@
 // Invariants: a refusal is kCorruption; an opened file is consistent with
 // its header, its slots are sorted, lie in [64, index) and read back as the
 // file's bytes; every slot can be found; an entry decodes only under its
-// slot's key; and what was read writes back (write_kdb) to a package that
-// reads the same.
+// slot's key; a signed package has a digest per slot and its signature
+// can be checked (it holds only when the input is a seed: any change to
+// the bytes it covers breaks it); and what was read writes back
+// (write_kdb) to a package that reads the same.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include "format/entry.h"
 #include "format/kdb_file.h"
 #include "fuzz_support.h"
+#include "store/system/trusted_keys.h"
 
 namespace kcache::fuzz {
 namespace {
@@ -53,9 +56,17 @@ std::vector<KdbSlot> check_kdb(std::span<const std::uint8_t> bytes) {
   const std::uint64_t meta_size = le::get_u32(bytes.data() + 40);
   const auto& slots = (*reader)->slots();
   KCACHE_FUZZ_CHECK(slots.size() == count, "slot count differs from the header's");
-  KCACHE_FUZZ_CHECK(index_offset >= kKdbHeaderSize && index_offset <= bytes.size() &&
-                        index_offset + count * kKdbIndexEntrySize + meta_size == bytes.size(),
-                    "opened a file whose header does not match its size");
+  const bool is_signed = (le::get_u32(bytes.data() + 12) & kKdbFlagSigned) != 0;
+  KCACHE_FUZZ_CHECK((*reader)->is_signed() == is_signed, "the signed flag is misread");
+  const std::uint64_t trailer = is_signed ? count * 32 + kKdbSignatureBlockSize : 0;
+  KCACHE_FUZZ_CHECK(
+      index_offset >= kKdbHeaderSize && index_offset <= bytes.size() &&
+          index_offset + count * kKdbIndexEntrySize + meta_size + trailer == bytes.size(),
+      "opened a file whose header does not match its size");
+  if (is_signed) {
+    KCACHE_FUZZ_CHECK(!(*reader)->signed_message().empty(), "a signed package has no message");
+    (void)signature_problem(**reader);  // must not crash, whatever the bytes
+  }
   const std::string_view meta_text =
       as_text(bytes.data() + index_offset + count * kKdbIndexEntrySize, meta_size);
   KCACHE_FUZZ_CHECK(encode_fields((*reader)->metadata()) == meta_text,
@@ -80,6 +91,8 @@ std::vector<KdbSlot> check_kdb(std::span<const std::uint8_t> bytes) {
             (slot.size == 0 ||
              std::memcmp(read->data.get(), bytes.data() + slot.offset, slot.size) == 0),
         "a slot reads other bytes than the file holds");
+    KCACHE_FUZZ_CHECK(((*reader)->entry_digest(slot) != nullptr) == is_signed,
+                      "a signed package's slot has no digest, or an unsigned one has");
     auto entry = decode_entry(*read, &slot.key);
     if (entry) {
       KCACHE_FUZZ_CHECK(entry->key == slot.key, "an entry decoded under another slot's key");

@@ -96,9 +96,13 @@ inline bool reseal_kdb(std::span<std::uint8_t> bytes) {
   if (bytes.size() < kKdbHeaderSize) return false;
   const std::uint64_t index_offset = le::get_u64(bytes.data() + 24);
   if (index_offset < kKdbHeaderSize || index_offset > bytes.size()) return false;
+  // A signed package's last 64 bytes (its signature) are not covered.
+  const bool is_signed = (le::get_u32(bytes.data() + 12) & kKdbFlagSigned) != 0;
+  const std::size_t end =
+      is_signed && bytes.size() >= index_offset + 64 ? bytes.size() - 64 : bytes.size();
   Checksummer checksum;
   checksum.update(bytes.subspan(0, kChecksumOffset));
-  checksum.update(bytes.subspan(index_offset));
+  checksum.update(bytes.subspan(index_offset, end - index_offset));
   Checksum128 digest = checksum.finish();
   std::memcpy(bytes.data() + kChecksumOffset, digest.data(), digest.size());
   return true;

@@ -20,6 +20,7 @@
 #include "format/entry.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
+#include "sign/ed25519.h"
 #include "store/user/user_tier.h"
 
 namespace kcache {
@@ -125,10 +126,11 @@ int main(int argc, char** argv) {
   // Packages and user indexes.
   auto temp = must(TempDir::create("kcache-corpus-"), "temp dir");
   auto kdb = [&](const std::string& name,
-                 const std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>>& contents) {
+                 const std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>>& contents,
+                 const KdbSigner* signer = nullptr) {
     const std::string path = temp.path() + "/" + name;
     Fields meta{{"producer", "kcache 0.2.0"}, {"db", "cpu-haswell"}, {"created", "1700000000"}};
-    if (Status s = write_kdb(Env::posix(), path, contents, meta); !s.is_ok()) {
+    if (Status s = write_kdb(Env::posix(), path, contents, meta, signer); !s.is_ok()) {
       std::fprintf(stderr, "write_kdb: %s\n", s.to_string().c_str());
       std::exit(1);
     }
@@ -142,6 +144,12 @@ int main(int argc, char** argv) {
   kdb("empty.kdb", {});
   kdb("one.kdb", {{key_of(plain), plain}});
   kdb("three.kdb", {{key_of(plain), plain}, {key_of(packed), packed}, {key_of(empty), empty}});
+  // Signed (a fresh key each time the corpus is made).
+  auto pair = must(ed25519_generate(), "an Ed25519 key (is libsodium installed?)");
+  KdbSigner signer{pair.public_key, [secret = pair.secret_key](std::span<const std::uint8_t> m) {
+                     return ed25519_sign(m, secret);
+                   }};
+  kdb("signed-two.kdb", {{key_of(plain), plain}, {key_of(packed), packed}}, &signer);
   // User-tier databases (fuzz_user_log's input: the hint's length, the
   // hint, the log): empty, and three entries with one removed.
   for (int count : {0, 3}) {
