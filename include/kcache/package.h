@@ -4,6 +4,7 @@
 // or checking one needs libsodium installed (kUnavailable otherwise).
 #pragma once
 
+#include <kcache/compiler.h>
 #include <kcache/export.h>
 #include <kcache/status.h>
 
@@ -44,6 +45,15 @@ struct KCACHE_EXPORT PackageInfo {
 KCACHE_EXPORT Result<PackageInfo> read_package_info(
     const std::string& path, bool check_entries = false,
     const std::vector<std::string>& trusted_keys = {});
+
+// Why the package `info` describes, found as database `db` (its file's
+// name), cannot serve `compiler`'s requests: packed for another database,
+// key or entry format, or toolchain; empty when it can, or when its
+// metadata does not say; a `compiler` with no backend checks the database
+// and the formats only. The system tier passes over such a package with
+// one warning.
+KCACHE_EXPORT std::string package_unfit_reason(const PackageInfo& info, const std::string& db,
+                                               const CompilerIdentity& compiler);
 
 // Joins packages of one database (their metadata "db") into a new package
 // at `output` (replaced atomically), each key once (the first package's

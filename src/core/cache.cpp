@@ -196,7 +196,7 @@ class Cache::Impl final : public TierEvents {
     }
     const KernelRequest& request = *prepared.request_;
     const Target& target = prepared.target_;
-    const DbNames names{target.db_basename(), target.arch_basename()};
+    const DbNames names{target.db_basename(), target.arch_basename(), &compiler.identity()};
     const KeyText& material_text = prepared.text_;
     const CacheKey& key = prepared.key_;
     if (recorder_) recorder_->record(request, compiler.identity(), target, key, material_text);

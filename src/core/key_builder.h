@@ -1,18 +1,17 @@
 // The one place where a request becomes key material (docs/design.md §1).
 // Changing what goes in, or its order, changes every key: bump
-// kKeySchemaVersion and update the goldens (tests/core/key_builder_test.cpp).
+// kKeySchemaVersion (format/key_schema.h) and update the goldens (tests/core/key_builder_test.cpp).
 #pragma once
 
 #include <kcache/compiler.h>
 #include <kcache/key.h>
 
 #include "env/env.h"
+#include "format/key_schema.h"
 #include "inputs/file_digests.h"
 #include "inputs/scan_memo.h"
 
 namespace kcache {
-
-inline constexpr int kKeySchemaVersion = 3;
 
 // The last field of key material: the whole source, written raw
 // (append_raw_field).

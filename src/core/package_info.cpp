@@ -5,6 +5,7 @@
 #include "format/entry.h"
 #include "format/kdb_file.h"
 #include "sign/key_file.h"
+#include "store/system/package_fit.h"
 #include "store/system/trusted_keys.h"
 #include "store/trusted_path.h"
 
@@ -38,6 +39,11 @@ Result<PackageInfo> read_package_info(const std::string& path, bool check_entrie
     }
   }
   return info;
+}
+
+std::string package_unfit_reason(const PackageInfo& info, const std::string& db,
+                                 const CompilerIdentity& compiler) {
+  return unfit_reason(info.metadata, db, compiler).value_or("");
 }
 
 }  // namespace kcache

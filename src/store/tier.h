@@ -28,6 +28,9 @@ namespace kcache {
 struct DbNames {
   std::string exact;
   std::string arch;
+  // The compiler the lookup is for, when known: the system tier passes over
+  // a package packed for another (store/system/package_fit.h).
+  const CompilerIdentity* compiler = nullptr;
 };
 
 // Where tiers report what the cache should count and say.

@@ -417,5 +417,33 @@ TEST_F(SignedPackagesTest, KeysThatCannotBeReadRefuseEveryPackage) {
   EXPECT_NE(captured_.lines[2].find("signed.kdb is not used"), std::string::npos);
 }
 
+// A package packed by another toolchain is passed over for that compiler,
+// said once; for its own compiler it is served.
+TEST(SystemTierTest, PackageOfAnotherToolchainIsSaidOnceAndPassedOver) {
+  TempFolder dir;
+  Entry entry = entry_named("e");
+  std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> encoded{
+      {entry.key, *encode_entry(entry, Compression::kNone)}};
+  const CompilerIdentity packer{"command", "cc", "1.0"};
+  const CompilerIdentity newer{"command", "cc", "2.0"};
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "sm_53.kdb", encoded,
+                        {{"db", "sm_53"}, {"compiler", "command | cc | 1.0"}})
+                  .is_ok());
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  EXPECT_TRUE(tier->get({"sm_53", "sm_53", &packer}, entry.key)->has_value());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(tier->get({"sm_53", "sm_53", &newer}, entry.key)->has_value());
+  }
+  EXPECT_TRUE(tier->get({"sm_53", "sm_53", &packer}, entry.key)->has_value());
+  ASSERT_EQ(captured.lines.size(), 1u);
+  EXPECT_NE(captured.lines[0].find("is not used for this compiler: it was packed by another "
+                                   "command toolchain (packed with '1.0', here '2.0')"),
+            std::string::npos)
+      << captured.lines[0];
+}
+
 }  // namespace
 }  // namespace kcache

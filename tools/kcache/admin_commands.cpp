@@ -59,6 +59,9 @@ int run_info(bool json) {
                           {"backends", compiler_backends()},
                           {"settings", settings},
                           {"warnings", config.warnings}};
+    nlohmann::json packages = nlohmann::json::array();
+    if (config.enabled) report_installed_packages(config.system_db_path, true, &packages);
+    out["packages"] = packages;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -76,6 +79,7 @@ int run_info(bool json) {
     std::cout << "  " << std::left << std::setw(18) << s.name << " = " << std::setw(34)
               << ("'" + s.value + "'") << " (" << s.origin << ")\n";
   }
+  if (config.enabled) report_installed_packages(config.system_db_path, false, nullptr);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <string>
@@ -30,6 +31,10 @@ Runner add_sign_command(CLI::App& app);
 int run_package_info(bool json, const std::vector<std::string>& packages);
 int run_verify_packages(bool json, const std::vector<std::string>& packages,
                         const std::vector<std::string>& trusted_keys);
+// The .kdb files in `folder` (kcache info): each with its kernels and
+// whether it applies to this machine, or why not; printed, or added to
+// `out` with `json`.
+int report_installed_packages(const std::string& folder, bool json, nlohmann::json* out);
 
 // Prints "kcache: <text>" on stderr and returns 1.
 int report_failure(const std::string& text);

@@ -1,12 +1,18 @@
 // kcache info PKG... and kcache verify PKG...: what packages say of
 // themselves, and whether the system tier would use them.
+#include <kcache/compiler.h>
 #include <kcache/options.h>
 #include <kcache/package.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <set>
 
 #include "commands.h"
 
@@ -69,7 +75,89 @@ nlohmann::json package_json(const PackageInfo& info) {
           {"untrusted_reason", info.refusal}};
 }
 
+// The compiler of `backend` on this machine, made once (nullptr when it
+// cannot be made here: its runtime is missing, or it needs a command).
+const Compiler* local_compiler(const std::string& backend) {
+  static std::map<std::string, std::unique_ptr<Compiler>> made;
+  auto [it, added] = made.try_emplace(backend);
+  if (added && backend != "command") {
+    CompilerConfig config;
+    config.backend = backend;
+    if (auto compiler = make_compiler(config)) it->second = std::move(*compiler);
+  }
+  return it->second.get();
+}
+
+// Whether an installed package applies here: the system tier would trust
+// it, and each backend it was packed for finds its toolchain here (and, for
+// OpenCL, the device its database names). Empty when it applies.
+std::string why_not_here(const PackageInfo& info, const std::string& db, std::string* note) {
+  if (!info.refusal.empty()) return info.refusal;
+  if (std::string unfit = package_unfit_reason(info, db, CompilerIdentity{}); !unfit.empty()) {
+    return unfit;
+  }
+  std::set<std::string> backends;
+  for (const auto& [name, value] : info.metadata) {
+    if (name == "compiler") backends.insert(value.substr(0, value.find(" | ")));
+  }
+  std::vector<std::string> unchecked;
+  for (const auto& backend : backends) {
+    const Compiler* compiler = local_compiler(backend);
+    if (compiler == nullptr) {
+      unchecked.push_back(backend);
+      continue;
+    }
+    if (std::string unfit = package_unfit_reason(info, db, compiler->identity()); !unfit.empty()) {
+      return unfit;
+    }
+    if (backend == "opencl") {
+      auto device = compiler->resolve_target(Target{});
+      if (device && device->db_basename() != db && device->arch_basename() != db) {
+        return "it is for " + db + ", and this machine's OpenCL device is " + device->db_basename();
+      }
+    }
+  }
+  if (!unchecked.empty()) {
+    *note = "";
+    for (const auto& b : unchecked) *note += (note->empty() ? "" : ", ") + b;
+    *note = "not checked here for " + *note + " (its toolchain cannot be started here)";
+  }
+  return {};
+}
+
 }  // namespace
+
+int report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    if (entry.path().extension() == ".kdb") names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  const std::vector<std::string> keys = *keys_to_check({});
+  if (!json)
+    std::cout << "\nsystem packages (" << folder << "): " << (names.empty() ? "none" : "") << "\n";
+  for (const auto& name : names) {
+    const std::string path = folder + "/" + name;
+    const std::string db = name.substr(0, name.size() - 4);
+    auto info = read_package_info(path, /*check_entries=*/false, keys);
+    std::string note;
+    const std::string why = info ? why_not_here(*info, db, &note) : info.status().message();
+    if (json) {
+      nlohmann::json one = info ? package_json(*info) : nlohmann::json{{"path", path}};
+      one["db"] = db;
+      one["applies"] = why.empty();
+      one["why_not"] = why;
+      one["note"] = note;
+      out->push_back(std::move(one));
+      continue;
+    }
+    std::cout << "  " << name << ": " << (info ? std::to_string(info->kernels) + " kernels, " : "")
+              << (why.empty() ? "applies to this machine" : "does not apply: " + why)
+              << (note.empty() ? "" : "; " + note) << "\n";
+  }
+  return 0;
+}
 
 int run_package_info(bool json, const std::vector<std::string>& packages) {
   auto keys = keys_to_check({});

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "format/kdb_file.h"
+#include "store/system/package_fit.h"
 #include "store/system/trusted_keys.h"
 #include "store/trusted_path.h"
 
@@ -51,7 +52,9 @@ class SystemTier final : public Tier {
     }
     for (const Package* p : {&exact_package, db.arch != db.exact ? &arch_package : nullptr}) {
       const KdbReader* kdb = p != nullptr ? p->reader.get() : nullptr;
-      if (kdb == nullptr) continue;
+      if (kdb == nullptr || !serves(*p, p == &exact_package ? db.exact : db.arch, db.compiler)) {
+        continue;
+      }
       auto slot = kdb->find(key);
       if (!slot) continue;
       auto bytes = kdb->read(*slot);
@@ -139,6 +142,12 @@ class SystemTier final : public Tier {
     bool check_every_read = false;
     std::unique_ptr<std::atomic<bool>[]> digest_checked;
 
+    // Whether it serves the compiler last asked for (package_fit.h).
+    mutable std::mutex fit_mutex;
+    mutable CompilerIdentity fit_for;
+    mutable bool fit_known = false;
+    mutable bool fits = true;
+
     bool signed_bytes_hold(const KdbSlot& slot, std::span<const std::uint8_t> bytes) const {
       if (!check_digests) return true;
       std::atomic<bool>& checked = digest_checked[slot.ordinal];
@@ -148,6 +157,29 @@ class SystemTier final : public Tier {
       return true;
     }
   };
+
+  // Whether `p` (found as `db`) can serve `compiler` at all: decided once
+  // per compiler and said once when it cannot, rather than a silent miss
+  // on every request (the keys would not match anyway).
+  bool serves(const Package& p, const std::string& db, const CompilerIdentity* compiler) const {
+    if (compiler == nullptr) return true;
+    std::lock_guard lock(p.fit_mutex);
+    if (p.fit_known && p.fit_for.version == compiler->version && p.fit_for.id == compiler->id &&
+        p.fit_for.backend == compiler->backend) {
+      return p.fits;
+    }
+    auto reason = unfit_reason(p.reader->metadata(), db, *compiler);
+    p.fit_for = *compiler;
+    p.fit_known = true;
+    p.fits = !reason.has_value();
+    if (reason) {
+      log_.warn_once("SystemDb:unfit:" + p.reader->path() + ":" + identity_text(*compiler),
+                     "SystemDb",
+                     "System database file " + p.reader->path() +
+                         " is not used for this compiler: " + *reason);
+    }
+    return p.fits;
+  }
 
   // The keys packages must be signed with, read on first use; each key
   // file that cannot be used is said once.

@@ -1,0 +1,69 @@
+#include "store/system/package_fit.h"
+
+#include "format/entry.h"
+#include "format/key_schema.h"
+
+namespace kcache {
+namespace {
+
+// Where two identity texts first differ, by their " | " parts, shortened:
+// "packed with 'build sha256:9117e0f13b51...', here 'build sha256:a045...'".
+std::string first_difference(std::string_view theirs, std::string_view mine) {
+  constexpr std::string_view kBar = " | ";
+  constexpr std::size_t kShown = 48;
+  auto part = [&](std::string_view text) {
+    text = text.substr(0, text.find(kBar));
+    return std::string(text.substr(0, kShown)) + (text.size() > kShown ? "..." : "");
+  };
+  while (!theirs.empty() && !mine.empty() &&
+         theirs.substr(0, theirs.find(kBar)) == mine.substr(0, mine.find(kBar))) {
+    const auto next_theirs = theirs.find(kBar);
+    const auto next_mine = mine.find(kBar);
+    theirs = next_theirs == std::string_view::npos ? "" : theirs.substr(next_theirs + kBar.size());
+    mine = next_mine == std::string_view::npos ? "" : mine.substr(next_mine + kBar.size());
+  }
+  return "packed with '" + part(theirs) + "', here '" + part(mine) + "'";
+}
+
+}  // namespace
+
+std::string identity_text(const CompilerIdentity& compiler) {
+  return compiler.backend + " | " + compiler.id + " | " + compiler.version;
+}
+
+std::optional<std::string> unfit_reason(const Fields& metadata, std::string_view db,
+                                        const CompilerIdentity& compiler) {
+  std::vector<std::string_view> compilers;
+  for (const auto& [name, value] : metadata) {
+    // Found as its own database, or as the arch-wide one of its arch.
+    if (name == "db" && value != db && !value.starts_with(std::string(db) + "_")) {
+      return "it holds kernels for " + value + ", not " + std::string(db) +
+             " (renamed? kcache install names it)";
+    }
+    if (name == "key_format" && value != std::to_string(kKeySchemaVersion)) {
+      return "it was packed with key format " + value + ", and this kcache uses " +
+             std::to_string(kKeySchemaVersion) + " (repack it with this kcache)";
+    }
+    if (name == "entry_format" && value != std::to_string(kEntryFormatVersion)) {
+      return "its entries are in format " + value + ", and this kcache reads " +
+             std::to_string(kEntryFormatVersion) + " (repack it with this kcache)";
+    }
+    if (name == "compiler") compilers.push_back(value);
+  }
+  // An older package does not say; an empty identity asks for the rest only.
+  if (compilers.empty() || compiler.backend.empty()) return std::nullopt;
+  const std::string mine = identity_text(compiler);
+  std::optional<std::string_view> same_backend;
+  for (std::string_view listed : compilers) {
+    if (listed == mine) return std::nullopt;
+    if (!same_backend && listed.starts_with(compiler.backend + " | ")) same_backend = listed;
+  }
+  if (!same_backend) {
+    return "it holds no " + compiler.backend + " kernels (packed for " +
+           std::string(compilers.front().substr(0, compilers.front().find(" | "))) + ")";
+  }
+  return "it was packed by another " + compiler.backend + " toolchain (" +
+         first_difference(*same_backend, mine) + "); repack it with kcache pack for this one";
+}
+
+}  // namespace kcache

@@ -1,0 +1,66 @@
+#include "store/system/package_fit.h"
+
+#include <gtest/gtest.h>
+
+#include "format/entry.h"
+#include "format/key_schema.h"
+
+namespace kcache {
+namespace {
+
+const CompilerIdentity kMine{"opencl", "PoCL | cpu", "3.1 | build sha256:aa"};
+
+Fields packed_for(const std::string& db, const std::vector<std::string>& compilers) {
+  Fields metadata{{"db", db},
+                  {"key_format", std::to_string(kKeySchemaVersion)},
+                  {"entry_format", std::to_string(kEntryFormatVersion)}};
+  for (const auto& c : compilers) metadata.emplace_back("compiler", c);
+  return metadata;
+}
+
+TEST(PackageFitTest, ThePackageOfThisCompilerAndDatabaseFits) {
+  EXPECT_EQ(unfit_reason(packed_for("cpu_4", {identity_text(kMine)}), "cpu_4", kMine),
+            std::nullopt);
+  // One of several compilers, and found as the arch-wide package.
+  EXPECT_EQ(unfit_reason(packed_for("cpu_4", {"nvrtc | NVRTC | 12.4", identity_text(kMine)}), "cpu",
+                         kMine),
+            std::nullopt);
+  // A package older than these fields says nothing: it is searched.
+  EXPECT_EQ(unfit_reason({}, "cpu_4", kMine), std::nullopt);
+}
+
+TEST(PackageFitTest, EachMismatchIsSaid) {
+  auto other_build = unfit_reason(
+      packed_for("cpu_4", {"opencl | PoCL | cpu | 3.1 | build sha256:bb"}), "cpu_4", kMine);
+  ASSERT_TRUE(other_build.has_value());
+  EXPECT_NE(other_build->find("another opencl toolchain"), std::string::npos) << *other_build;
+  EXPECT_NE(other_build->find("packed with 'build sha256:bb', here 'build sha256:aa'"),
+            std::string::npos)
+      << *other_build;
+  auto one_part =
+      unfit_reason(packed_for("cpu_4", {"opencl | PoCL | cpu | 3.1 | build sha256:bb"}), "cpu_4",
+                   CompilerIdentity{"opencl", "PoCL | cpu", "3.1 | build sha256:cc"});
+  ASSERT_TRUE(one_part.has_value());
+  EXPECT_NE(one_part->find("packed with 'build sha256:bb', here 'build sha256:cc'"),
+            std::string::npos)
+      << *one_part;
+
+  auto other_backend = unfit_reason(packed_for("cpu_4", {"nvrtc | NVRTC | 12.4"}), "cpu_4", kMine);
+  ASSERT_TRUE(other_backend.has_value());
+  EXPECT_NE(other_backend->find("no opencl kernels"), std::string::npos) << *other_backend;
+
+  auto renamed = unfit_reason(packed_for("gpu_8", {identity_text(kMine)}), "cpu_4", kMine);
+  ASSERT_TRUE(renamed.has_value());
+  EXPECT_NE(renamed->find("holds kernels for gpu_8, not cpu_4"), std::string::npos) << *renamed;
+  // "cpu" is not the arch of "cpux_4".
+  EXPECT_TRUE(unfit_reason(packed_for("cpux_4", {identity_text(kMine)}), "cpu", kMine));
+
+  Fields old_keys = packed_for("cpu_4", {identity_text(kMine)});
+  old_keys[1].second = "1";
+  auto old = unfit_reason(old_keys, "cpu_4", kMine);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_NE(old->find("key format 1"), std::string::npos) << *old;
+}
+
+}  // namespace
+}  // namespace kcache
