@@ -62,6 +62,9 @@ struct KCACHE_EXPORT CacheOptions {
   // Public keys system packages must be signed with (KCACHE_TRUSTED_KEYS):
   // .pub files or folders of them, separated by ':'; empty: none.
   std::optional<std::string> trusted_keys{};
+  // False: user-tier entries are not flushed one by one (KCACHE_SYNC); a
+  // crash may lose recent entries, never corrupt one.
+  std::optional<bool> sync{};
   // When false, KCACHE_* environment variables are ignored.
   bool read_environment = true;
   // Where messages go; stderr when empty.
@@ -99,6 +102,8 @@ struct KCACHE_EXPORT ResolvedConfig {
   // The trusted_keys setting, one path each; when there are any, the system
   // tier uses only packages signed by one of their keys.
   std::vector<std::string> trusted_keys{};
+  // Whether each user-tier entry is flushed (fdatasync) before it counts.
+  bool sync = true;
   // Problems met while resolving (a malformed value, HOME unset), as
   // messages; they are also logged once when a cache opens.
   std::vector<std::string> warnings{};

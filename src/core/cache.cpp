@@ -139,7 +139,7 @@ class Cache::Impl final : public TierEvents {
       system_ = make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this);
     }
     if (!config_.user_dir.empty()) {
-      user_ = make_user_tier({config_.user_dir, /*sync=*/true}, env_, log_, *this);
+      user_ = make_user_tier({config_.user_dir, config_.sync}, env_, log_, *this);
     }
     compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
   }

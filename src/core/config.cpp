@@ -58,6 +58,9 @@ constexpr SettingRow kSettingsTable[] = {
     {"record", SettingType::kPath, "KCACHE_RECORD", "", "a file path",
      "a manifest (JSON lines) that every kernel the program asks for is added to, once, for "
      "`kcache pack`; empty: nothing is recorded"},
+    {"sync", SettingType::kBool, "KCACHE_SYNC", "true", "1/true/yes/on or 0/false/no/off",
+     "false: new user-tier entries are not flushed to disk one by one (faster writes on a slow "
+     "disk; a crash may lose recent entries, never corrupt one)"},
     {"trusted_keys", SettingType::kPath, "KCACHE_TRUSTED_KEYS", "",
      "public key files or folders, separated by ':'",
      "public keys (`kcache keygen`'s .pub files, or folders of them, separated by ':') that "
@@ -312,6 +315,7 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
     if (name == "compression") return options.compression;
     if (name == "record") return options.record_path;
     if (name == "trusted_keys") return options.trusted_keys;
+    if (name == "sync" && options.sync) return std::string(*options.sync ? "true" : "false");
     if (name == "failure_ttl" && options.failure_ttl) {
       return std::to_string(options.failure_ttl->count()) + "ms";
     }
@@ -374,6 +378,7 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
   config.compression = lower(trim(value_of("compression")));
   config.lock_timeout = std::chrono::milliseconds(*parse_duration_ms(value_of("lock_timeout")));
   config.failure_ttl = std::chrono::milliseconds(*parse_duration_ms(value_of("failure_ttl")));
+  config.sync = *parse_bool(value_of("sync"));
   // Recorded even with the cache off: what a program asks for is known
   // whether or not it is cached.
   if (std::string record = value_of("record"); !record.empty()) {

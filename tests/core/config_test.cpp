@@ -128,6 +128,24 @@ TEST_F(ResolveConfigTest, DisableSwitch) {
   EXPECT_FALSE(resolve(options).enabled);
 }
 
+TEST_F(ResolveConfigTest, SyncAndTrustedKeys) {
+  EXPECT_TRUE(resolve().sync);
+  EXPECT_TRUE(resolve().trusted_keys.empty());
+  env.vars["KCACHE_SYNC"] = "off";
+  env.vars["KCACHE_TRUSTED_KEYS"] = " /etc/kcache/a.pub::~/keys : /srv/keys/ ";
+  ResolvedConfig config = resolve();
+  EXPECT_FALSE(config.sync);
+  EXPECT_EQ(config.trusted_keys,
+            (std::vector<std::string>{"/etc/kcache/a.pub", "/home/alice/keys", "/srv/keys/"}));
+  CacheOptions options;
+  options.sync = true;
+  options.trusted_keys = "";
+  EXPECT_TRUE(resolve(options).sync);
+  EXPECT_TRUE(resolve(options).trusted_keys.empty());
+  env.vars["KCACHE_SYNC"] = "sometimes";
+  EXPECT_TRUE(resolve().sync);  // malformed: the default, with a warning
+}
+
 TEST_F(ResolveConfigTest, MalformedValuesFallBackWithAWarning) {
   env.vars["KCACHE_LOG_LEVEL"] = "verbose";
   env.vars["KCACHE_MEMORY_CACHE_SIZE"] = "lots";
