@@ -37,6 +37,7 @@
 #include "sign/package_signer.h"
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
+#include "store/system/trusted_keys.h"
 #include "store/tier.h"
 #include "store/user/user_tier.h"
 
@@ -412,7 +413,7 @@ class Cache::Impl final : public TierEvents {
       auto bytes = (*kdb)->read(slot);
       if (!bytes) return bytes.status();
       auto entry = decode_entry(*bytes, &slot.key);
-      if (!entry) {
+      if (!entry || !matches_signed_digest(**kdb, slot, bytes->span())) {
         ++bad;
         continue;
       }

@@ -39,6 +39,9 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
   for (const auto& path : inputs) {
     auto kdb = KdbReader::open(path, env);
     if (!kdb) return Status(kdb.status().code(), path + ": " + kdb.status().message());
+    if (auto problem = signature_problem(**kdb)) {
+      return Status::corruption(path + ": " + *problem + "; not merged");
+    }
     const std::string its_db = field((*kdb)->metadata(), "db");
     if (db.empty()) db = its_db;
     if (its_db.empty() || its_db != db) {

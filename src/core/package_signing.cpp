@@ -29,6 +29,10 @@ Result<std::string> sign_package(const std::string& path, const std::string& sig
   if (!signer) return signer.status();
   auto kdb = KdbReader::open(path, env);
   if (!kdb) return kdb.status();
+  // A broken signature says the package was altered: not vouched for anew.
+  if (auto problem = signature_problem(**kdb)) {
+    return Status::corruption(path + ": " + *problem + "; not signed (make the package again)");
+  }
   std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> entries;
   for (const auto& slot : (*kdb)->slots()) {
     auto bytes = (*kdb)->read(slot);

@@ -64,6 +64,8 @@ class KdbReader {
   [[nodiscard]] const std::vector<KdbSlot>& slots() const { return slots_; }
   [[nodiscard]] const Fields& metadata() const { return metadata_; }
   [[nodiscard]] const std::string& path() const { return path_; }
+  // The file opened (its device and inode).
+  [[nodiscard]] FileId file_id() const { return file_->id(); }
 
   // Signed packages only (all three nullptr/empty otherwise): the key the
   // package names as its signer, its signature, the SHA-256 of an entry.

@@ -26,7 +26,7 @@ static_assert(crypto_sign_ed25519_BYTES == sizeof(Ed25519Signature));
 
 Sodium load() {
   Sodium s;
-  auto library = DynamicLibrary::open({"libsodium.so.23", "libsodium.so"});
+  auto library = DynamicLibrary::open({"libsodium.so.23", "libsodium.so.26", "libsodium.so"});
   if (!library) {
     s.status = Status::unavailable(
         "libsodium is needed to sign or check packages (Debian: apt-get install libsodium23): " +

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "fakes/fault_env.h"
@@ -398,6 +399,23 @@ TEST_F(SignedPackagesTest, ASignatureLiftsTheOwnershipRule) {
   EXPECT_TRUE(with_keys->get({"signed", "signed"}, entry_.key)->has_value());
   EXPECT_FALSE(with_keys->get({"plain", "plain"}, entry_.key)->has_value());
   EXPECT_FALSE(tier({})->get({"signed", "signed"}, entry_.key)->has_value());
+
+  // Others could change the file, so every read is checked: an entry
+  // rewritten in place (same inode, its own checksum made right) after it
+  // was served is refused the next time.
+  Entry evil = entry_;
+  evil.storage = ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>("f"), 1});
+  write_package(dir_ / "evil.kdb", {evil});
+  const std::string evil_bytes = testing::read_file(dir_ / "evil.kdb");
+  const std::size_t size = encode_entry(entry_, Compression::kNone)->size();
+  {
+    std::fstream file(dir_ / "db/signed.kdb", std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(kKdbHeaderSize);
+    file.write(evil_bytes.data() + kKdbHeaderSize, static_cast<std::streamsize>(size));
+  }
+  const int corrupt_before = events_.count;
+  EXPECT_FALSE(with_keys->get({"signed", "signed"}, entry_.key)->has_value());
+  EXPECT_EQ(events_.count, corrupt_before + 1);
   ASSERT_EQ(::chmod((dir_ / "db").c_str(), 0755), 0);
 }
 

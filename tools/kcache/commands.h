@@ -39,4 +39,10 @@ int report_installed_packages(const std::string& folder, bool json, nlohmann::js
 // Prints "kcache: <text>" on stderr and returns 1.
 int report_failure(const std::string& text);
 
+// Checks the private key a --sign or --key option names (before anything
+// is compiled or written): 0 when it can sign; else says why, prefixed by
+// `option`, and returns 2 for a key file that is missing or not a usable
+// key (a usage error), 1 when signing cannot be done here (no libsodium).
+int check_key_option(const std::string& option, const std::string& key_path);
+
 }  // namespace kcache::tool

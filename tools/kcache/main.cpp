@@ -1,5 +1,6 @@
 // kcache: the command-line tool over the public kcache API.
 #include <kcache/compiler.h>
+#include <kcache/package.h>
 #include <kcache/version.h>
 
 #include <iostream>
@@ -12,6 +13,15 @@ namespace kcache::tool {
 int report_failure(const std::string& text) {
   std::cerr << "kcache: " << text << "\n";
   return 1;
+}
+
+int check_key_option(const std::string& option, const std::string& key_path) {
+  auto id = kcache::check_signing_key(key_path);
+  if (id) return 0;
+  std::cerr << "kcache: " << option << ": " << id.status().message() << "\n";
+  const auto code = id.status().code();
+  return code == kcache::StatusCode::kInvalidArgument || code == kcache::StatusCode::kNotFound ? 2
+                                                                                               : 1;
 }
 
 }  // namespace kcache::tool

@@ -268,13 +268,6 @@ int run_pack(const PackArgs& args) {
   if (Status s = check_output_path(args.output, "--output " + args.output); !s.is_ok()) {
     return report_failure(s.message());
   }
-  // The package's folder is made as the work folder is.
-  if (const auto folder = std::filesystem::path(args.output).parent_path(); !folder.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(folder, error);
-    if (error)
-      return report_failure("--output: cannot create " + folder.string() + ": " + error.message());
-  }
   auto target = Target::parse(args.target);
   if (!target) {
     std::cerr << "kcache: --target: " << target.status().message() << "\n";
@@ -282,10 +275,14 @@ int run_pack(const PackArgs& args) {
   }
   // A key that cannot sign is found before any compile, not after.
   if (!args.sign.empty()) {
-    if (auto id = check_signing_key(args.sign); !id) {
-      std::cerr << "kcache: --sign: " << id.status().message() << "\n";
-      return 2;
-    }
+    if (int bad = check_key_option("--sign", args.sign); bad != 0) return bad;
+  }
+  // The package's folder is made as the work folder is.
+  if (const auto folder = std::filesystem::path(args.output).parent_path(); !folder.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    if (error)
+      return report_failure("--output: cannot create " + folder.string() + ": " + error.message());
   }
 
   std::vector<Line> lines;

@@ -94,10 +94,7 @@ int run_merge(const std::vector<std::string>& packages, const std::string& outpu
     return report_failure(s.message());
   }
   if (!sign.empty()) {
-    if (auto id = check_signing_key(sign); !id) {
-      std::cerr << "kcache: --sign: " << id.status().message() << "\n";
-      return 2;
-    }
+    if (int bad = check_key_option("--sign", sign); bad != 0) return bad;
   }
   auto count = merge_packages(packages, output, sign);
   if (!count) return report_failure(count.status().message() + "; nothing written");

@@ -21,10 +21,7 @@ int run_keygen(const std::string& output, bool force) {
 }
 
 int run_sign(const std::vector<std::string>& packages, const std::string& key) {
-  if (auto id = check_signing_key(key); !id) {
-    std::cerr << "kcache: --key: " << id.status().message() << "\n";
-    return 2;
-  }
+  if (int bad = check_key_option("--key", key); bad != 0) return bad;
   int status = 0;
   for (const auto& path : packages) {
     auto id = sign_package(path, key);

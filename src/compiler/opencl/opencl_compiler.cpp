@@ -394,6 +394,15 @@ std::vector<std::string> icd_driver_names() {
     files.push_back(where);
   }
   std::vector<std::string> names;
+  // The Khronos loader also takes drivers by name (OCL_ICD_FILENAMES).
+  if (const char* named = std::getenv("OCL_ICD_FILENAMES"); named != nullptr) {
+    std::string_view list = named;
+    while (!list.empty()) {
+      const auto end = std::min(list.find(':'), list.size());
+      if (end > 0) names.push_back(std::filesystem::path(list.substr(0, end)).filename().string());
+      list.remove_prefix(std::min(list.size(), end + 1));
+    }
+  }
   for (const auto& file : files) {
     std::ifstream in(file);
     std::string line;
@@ -406,13 +415,16 @@ std::vector<std::string> icd_driver_names() {
 
 // Whether the library at `path` is part of the OpenCL stack: a driver an
 // .icd file names, or a library whose name says it is OpenCL's, PoCL's, or
-// the LLVM and clang that compile for them.
+// a compiler one of them uses.
 bool in_opencl_stack(const std::string& path, const std::vector<std::string>& drivers) {
   const std::string name = std::filesystem::path(path).filename().string();
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* part : {"opencl", "pocl", "llvm", "clang"}) {
+  // The vendors' compilers, which their drivers load themselves: Intel's
+  // IGC (libigc, libigdfcl), AMD's comgr, NVIDIA's PTX JIT and NVVM.
+  for (const char* part : {"opencl", "pocl", "llvm", "clang", "igc", "igdfcl", "igdrcl", "comgr",
+                           "amdocl", "ptxjitcompiler", "nvvm"}) {
     if (lower.find(part) != std::string::npos) return true;
   }
   return std::find(drivers.begin(), drivers.end(), name) != drivers.end();

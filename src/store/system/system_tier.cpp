@@ -142,11 +142,10 @@ class SystemTier final : public Tier {
     bool check_every_read = false;
     std::unique_ptr<std::atomic<bool>[]> digest_checked;
 
-    // Whether it serves the compiler last asked for (package_fit.h).
+    // Whether it serves each compiler asked for (package_fit.h): a few
+    // identities, most recent first.
     mutable std::mutex fit_mutex;
-    mutable CompilerIdentity fit_for;
-    mutable bool fit_known = false;
-    mutable bool fits = true;
+    mutable std::vector<std::pair<CompilerIdentity, bool>> fits;
 
     bool signed_bytes_hold(const KdbSlot& slot, std::span<const std::uint8_t> bytes) const {
       if (!check_digests) return true;
@@ -163,22 +162,35 @@ class SystemTier final : public Tier {
   // on every request (the keys would not match anyway).
   bool serves(const Package& p, const std::string& db, const CompilerIdentity* compiler) const {
     if (compiler == nullptr) return true;
+    constexpr std::size_t kRemembered = 4;
     std::lock_guard lock(p.fit_mutex);
-    if (p.fit_known && p.fit_for.version == compiler->version && p.fit_for.id == compiler->id &&
-        p.fit_for.backend == compiler->backend) {
-      return p.fits;
+    for (const auto& [identity, fits] : p.fits) {
+      if (identity.version == compiler->version && identity.id == compiler->id &&
+          identity.backend == compiler->backend) {
+        return fits;
+      }
     }
     auto reason = unfit_reason(p.reader->metadata(), db, *compiler);
-    p.fit_for = *compiler;
-    p.fit_known = true;
-    p.fits = !reason.has_value();
+    if (p.fits.size() == kRemembered) p.fits.pop_back();
+    p.fits.insert(p.fits.begin(), {*compiler, !reason.has_value()});
     if (reason) {
       log_.warn_once("SystemDb:unfit:" + p.reader->path() + ":" + identity_text(*compiler),
                      "SystemDb",
                      "System database file " + p.reader->path() +
                          " is not used for this compiler: " + *reason);
     }
-    return p.fits;
+    return !reason.has_value();
+  }
+
+  // Why another user could have written the package `kdb` has open at
+  // `path`: the rule applied to the file now at `path`, which must be the
+  // one opened.
+  std::optional<std::string> owner_problem_of_opened(const std::string& path,
+                                                     const KdbReader& kdb) const {
+    if (auto reason = untrusted_reason(path, env_)) return reason;
+    auto now = env_.file_info(path);
+    if (!now || !(now->id == kdb.file_id())) return "it was replaced while it was opened";
+    return std::nullopt;
   }
 
   // The keys packages must be signed with, read on first use; each key
@@ -212,6 +224,16 @@ class SystemTier final : public Tier {
       return kept;
     }
     auto opened = KdbReader::open(path, env_);
+    // Checked again on the file opened: one put in place between the first
+    // check and the open (the file was absent then, say) is held to the
+    // rule as well.
+    const auto opened_problem = opened ? owner_problem_of_opened(path, **opened) : owner_problem;
+    if (opened && opened_problem && !keys.configured()) {
+      kept.present = true;
+      log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
+                     "System database file " + path + " is " + untrusted_text(*opened_problem));
+      return kept;
+    }
     if (opened && keys.configured()) {
       if (auto refusal = keys.refusal(**opened)) {
         kept.present = true;
@@ -220,7 +242,7 @@ class SystemTier final : public Tier {
         return kept;
       }
       kept.check_digests = true;
-      kept.check_every_read = owner_problem.has_value();
+      kept.check_every_read = opened_problem.has_value();
       kept.digest_checked = std::make_unique<std::atomic<bool>[]>((*opened)->slots().size());
     }
     kept.present = opened.is_ok() || opened.status().code() != StatusCode::kNotFound;

@@ -1,6 +1,7 @@
 #include "store/system/trusted_keys.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "sign/ed25519.h"
 #include "sign/key_file.h"
@@ -9,16 +10,22 @@
 namespace kcache {
 namespace {
 
-void add_key_file(const std::string& path, const Env& env, std::vector<KdbPublicKey>& keys,
+void add_key_file(const std::string& named, const Env& env, std::vector<KdbPublicKey>& keys,
                   std::vector<std::string>& problems) {
-  if (auto reason = untrusted_reason(path, env)) {
-    problems.push_back("Trusted key file " + path +
-                       " is not used: another user could have written it (" + *reason + ")");
-    return;
-  }
+  // A link names the file it points to, whose folders are then checked.
+  std::error_code error;
+  const auto resolved = std::filesystem::canonical(named, error);
+  const std::string path = error ? named : resolved.string();
   auto key = read_public_key(path, env);
   if (!key) {
-    problems.push_back("Trusted key file " + path + " is not used: " + key.status().message());
+    problems.push_back("Trusted key file " + named + " is not used: " + key.status().message());
+    return;
+  }
+  // Read first, then checked: the file exists now, so its folder is
+  // checked too (one created after a check of an absent file would not be).
+  if (auto reason = untrusted_reason(path, env)) {
+    problems.push_back("Trusted key file " + named +
+                       " is not used: another user could have written it (" + *reason + ")");
     return;
   }
   if (std::find(keys.begin(), keys.end(), *key) == keys.end()) keys.push_back(*key);
