@@ -14,33 +14,9 @@ set -u
 set -o pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-failures=0
-
-fail_now() {
-  echo "FAIL [package.consumer]: $*" >&2
-  exit 1
-}
-# A failure that does not stop the later checks.
-failed() {
-  echo "FAIL [package.consumer]: $*" >&2
-  failures=$((failures + 1))
-}
-skip() {
-  echo "SKIP [package.consumer]: $*"
-  exit 125
-}
-# step LOGNAME COMMAND...: runs COMMAND with its output in $T/LOGNAME.log;
-# on failure prints the log and returns non-zero.
-step() {
-  local log="$T/$1.log"
-  shift
-  echo "+ $*" >"$log"
-  if ! "$@" >>"$log" 2>&1; then
-    echo "--- $log:" >&2
-    cat "$log" >&2
-    return 1
-  fi
-}
+PACKAGE_TEST=package.consumer
+# shellcheck source=tests/package/package_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/package_lib.sh"
 
 : "${KCACHE_BUILD_DIR:?KCACHE_BUILD_DIR must name the kcache build folder}"
 BUILD_DIR="$KCACHE_BUILD_DIR"

@@ -16,31 +16,9 @@
 # Environment (set by CTest): KCACHE_BUILD_DIR, KCACHE_CMAKE, KCACHE_CPACK.
 set -euo pipefail
 
-failures=0
-fail_now() {
-  echo "FAIL [package.deb]: $*" >&2
-  exit 1
-}
-failed() {
-  echo "FAIL [package.deb]: $*" >&2
-  failures=$((failures + 1))
-}
-skip() {
-  echo "SKIP [package.deb]: $*"
-  exit 125
-}
-# step LOGNAME COMMAND...: COMMAND's output goes to $T/LOGNAME.log, shown
-# when it fails.
-step() {
-  local log="$T/$1.log"
-  shift
-  echo "+ $*" >"$log"
-  if ! "$@" >>"$log" 2>&1; then
-    echo "--- $log:" >&2
-    cat "$log" >&2
-    return 1
-  fi
-}
+PACKAGE_TEST=package.deb
+# shellcheck source=tests/package/package_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/package_lib.sh"
 value() { sed -n "s/^$2=//p" "$1"; }
 
 : "${KCACHE_BUILD_DIR:?KCACHE_BUILD_DIR must name the kcache build folder}"
