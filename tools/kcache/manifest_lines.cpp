@@ -1,0 +1,127 @@
+#include "manifest_lines.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+namespace kcache::tool {
+namespace {
+
+using json = nlohmann::json;
+
+// A manifest text: a string, or {"hex": bytes in hex}.
+std::optional<std::string> text_of(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (!value.is_object() || !value.contains("hex") || !value["hex"].is_string()) return {};
+  const std::string hex = value["hex"];
+  if (hex.size() % 2 != 0) return {};
+  std::string bytes;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    unsigned byte = 0;
+    if (std::sscanf(hex.c_str() + i, "%2x", &byte) != 1) return {};
+    bytes.push_back(static_cast<char>(byte));
+  }
+  return bytes;
+}
+
+std::optional<std::vector<std::string>> texts_of(const json& value) {
+  if (!value.is_array()) return {};
+  std::vector<std::string> out;
+  for (const auto& item : value) {
+    auto text = text_of(item);
+    if (!text) return {};
+    out.push_back(std::move(*text));
+  }
+  return out;
+}
+
+}  // namespace
+
+CompilerConfig config_for(const Line& line, const CompilerConfig& given) {
+  CompilerConfig config = given;
+  config.backend = line.backend;
+  if (line.backend != "command") return config;
+  const std::string& id = line.recorded.id;
+  const std::size_t first = id.find(" | ");
+  const std::size_t last = id.rfind(" | ");
+  if (first != std::string::npos && last > first) {
+    if (config.command.empty()) config.command = id.substr(first + 3, last - first - 3);
+    if (config.command_input_name.empty()) config.command_input_name = id.substr(last + 3);
+  }
+  if (config.compiler_id.empty() && line.recorded.version.starts_with("id:")) {
+    config.compiler_id = line.recorded.version.substr(3);
+  }
+  return config;
+}
+
+std::string config_name(const CompilerConfig& config) {
+  return config.backend + "\n" + config.command + "\n" + config.command_input_name + "\n" +
+         config.compiler_id;
+}
+
+Result<Line> parse_line(const std::string& text, std::size_t number) {
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto bad = [number](const std::string& why) {
+    return Status::invalid_argument("line " + std::to_string(number) + ": " + why);
+  };
+  if (!parsed.is_object()) return bad("not a JSON object");
+  if (!parsed.contains("kcache_manifest") || !parsed["kcache_manifest"].is_number_integer()) {
+    return bad("no kcache_manifest version");
+  }
+  if (parsed["kcache_manifest"].get<int>() != 1) {
+    return bad("manifest version " + parsed["kcache_manifest"].dump() + " (this kcache reads 1)");
+  }
+  Line line;
+  line.number = number;
+  auto backend = parsed.contains("backend") ? text_of(parsed["backend"]) : std::nullopt;
+  auto source = parsed.contains("source") ? text_of(parsed["source"]) : std::nullopt;
+  if (!backend || !source) return bad("no backend or no source");
+  line.backend = *backend;
+  line.request.source = std::move(*source);
+  if (parsed.contains("key") && parsed["key"].is_string()) line.recorded_key = parsed["key"];
+  if (parsed.contains("target") && parsed["target"].is_object()) {
+    const json& target = parsed["target"];
+    Target recorded;
+    if (target.contains("arch")) recorded.arch = text_of(target["arch"]).value_or("");
+    if (target.contains("features")) recorded.features = text_of(target["features"]).value_or("");
+    if (target.contains("units") && target["units"].is_number_integer()) {
+      recorded.units = target["units"].get<int>();
+    }
+    line.recorded_target = recorded.to_string() + "_" + std::to_string(recorded.units);
+  }
+  if (parsed.contains("compiler") && parsed["compiler"].is_object()) {
+    const json& compiler = parsed["compiler"];
+    if (compiler.contains("id")) line.recorded.id = text_of(compiler["id"]).value_or("");
+    if (compiler.contains("version")) {
+      line.recorded.version = text_of(compiler["version"]).value_or("");
+    }
+  }
+  if (parsed.contains("options")) {
+    auto options = text_of(parsed["options"]);
+    if (!options) return bad("options is not a text");
+    line.request.options = std::move(*options);
+  }
+  for (const char* list : {"kernel_names", "include_dirs"}) {
+    if (!parsed.contains(list)) continue;
+    auto texts = texts_of(parsed[list]);
+    if (!texts) return bad(std::string(list) + " is not a list of texts");
+    (std::string(list) == "kernel_names" ? line.request.kernel_names : line.request.include_dirs) =
+        std::move(*texts);
+  }
+  if (parsed.contains("headers")) {
+    if (!parsed["headers"].is_array()) return bad("headers is not a list");
+    for (const auto& header : parsed["headers"]) {
+      auto name =
+          header.is_object() && header.contains("name") ? text_of(header["name"]) : std::nullopt;
+      auto content = header.is_object() && header.contains("content") ? text_of(header["content"])
+                                                                      : std::nullopt;
+      if (!name || !content) return bad("a header without a name or a content");
+      line.request.headers.push_back({std::move(*name), std::move(*content)});
+    }
+  }
+  return line;
+}
+
+}  // namespace kcache::tool

@@ -1,0 +1,34 @@
+// The lines of a kernel manifest (KCACHE_RECORD's, docs/formats.md §4) as
+// kcache pack reads them: each a request and what it was recorded with.
+#pragma once
+
+#include <kcache/cache.h>
+
+#include <cstddef>
+#include <string>
+
+namespace kcache::tool {
+
+struct Line {
+  std::size_t number = 0;  // in the manifest, from 1
+  std::string backend;
+  CompilerIdentity recorded;    // the compiler the line was recorded with
+  std::string recorded_key;     // hex
+  std::string recorded_target;  // Target::to_string() of the recorded target
+  KernelRequest request;
+};
+
+// The request of one manifest line, or why it is not one (kInvalidArgument
+// naming the line).
+Result<Line> parse_line(const std::string& text, std::size_t number);
+
+// The compiler config a line is compiled with: the command line's, and
+// for the command backend what its recorded identity says where the
+// command line says nothing ("<id> | <template> | <input name>", and
+// "id:<compiler id>" as version), so that the keys come out as recorded.
+CompilerConfig config_for(const Line& line, const CompilerConfig& given);
+
+// A name for a config: lines whose configs have one name share a compiler.
+std::string config_name(const CompilerConfig& config);
+
+}  // namespace kcache::tool

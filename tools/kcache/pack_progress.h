@@ -1,0 +1,59 @@
+// kcache pack's progress on stderr: one line rewritten on a terminal
+// (count, rate, ETA), a line per kernel otherwise.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <string>
+
+#include "manifest_lines.h"
+
+namespace kcache::tool {
+
+inline std::string duration_text(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const long total = std::lround(seconds);
+  char text[32];
+  std::snprintf(text, sizeof text, "%ld:%02ld", total / 60, total % 60);
+  return text;
+}
+
+// Progress on stderr: one line rewritten on a terminal, a line per kernel
+// otherwise.
+class Progress {
+ public:
+  explicit Progress(std::size_t total)
+      : total_(total), tty_(::isatty(2) == 1), start_(std::chrono::steady_clock::now()) {}
+
+  void done(const Line& line, const std::string& outcome) {
+    std::lock_guard lock(mutex_);
+    ++done_;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
+    const double eta = rate > 0 ? static_cast<double>(total_ - done_) / rate : -1;
+    char head[96];
+    std::snprintf(head, sizeof head, "pack: %zu/%zu kernels, %.1f/s, ETA %s", done_, total_, rate,
+                  duration_text(eta).c_str());
+    if (tty_) {
+      std::cerr << "\r" << head << "\033[K" << std::flush;
+      if (done_ == total_) std::cerr << "\n";
+    } else {
+      std::cerr << head << ": line " << line.number << " " << outcome << "\n";
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  const std::size_t total_;
+  const bool tty_;
+  const std::chrono::steady_clock::time_point start_;
+  std::size_t done_ = 0;
+};
+
+}  // namespace kcache::tool
