@@ -78,3 +78,24 @@ expect_rc 1
 expect_contains "a missing manifest" "--manifest $T/none.jsonl: cannot be read" "$ERR"
 run pack --manifest "$T/m.jsonl" --output "$T/pkg/x.kdb"
 expect_rc 2
+
+# Jobs are processes: a compiler that kills the process compiling it (its
+# worker) fails its own kernel only; the other kernels that worker held are
+# compiled by another, the dead worker is replaced.
+head -n 3 "$T/m.jsonl" >"$T/killer.jsonl"
+python3 - "$T/killer.jsonl" <<'PY' || fail "could not write a killing line"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+killer = dict(lines[0])
+killer["compiler"] = dict(killer["compiler"])
+killer["compiler"]["id"] = killer["compiler"]["id"].replace("cp {in} {out}", 'sh -c "kill -9 $PPID" {in} {out}')
+killer["source"] += "// kills its worker\n"
+lines.insert(1, killer)
+open(sys.argv[1], "w").write("".join(json.dumps(l) + "\n" for l in lines))
+PY
+run pack --manifest "$T/killer.jsonl" --target gfx906_60 --output "$T/pkg/killer.kdb" --jobs 2
+expect_rc 1
+expect_contains "the killing line fails" "failed line 2: the worker compiling it ended (it was killed by signal 9), twice" "$ERR"
+expect_contains "the others are packed" "packed 3 kernels for gfx906_60" "$OUT"
+expect_eq "one line failed" 1 "$(grep -c '^kcache: failed' <<<"$ERR")"
+pass

@@ -36,6 +36,10 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
 // `out` with `json`.
 int report_installed_packages(const std::string& folder, bool json, nlohmann::json* out);
 
+// The command line this process was started with (argv), for kcache pack
+// to start its workers with.
+const std::vector<std::string>& tool_arguments();
+
 // Prints "kcache: <text>" on stderr and returns 1.
 int report_failure(const std::string& text);
 

@@ -10,6 +10,12 @@
 
 namespace kcache::tool {
 
+namespace {
+std::vector<std::string> arguments;
+}  // namespace
+
+const std::vector<std::string>& tool_arguments() { return arguments; }
+
 int report_failure(const std::string& text) {
   std::cerr << "kcache: " << text << "\n";
   return 1;
@@ -28,6 +34,7 @@ int check_key_option(const std::string& option, const std::string& key_path) {
 
 int main(int argc, char** argv) {
   using namespace kcache::tool;
+  arguments.assign(argv, argv + argc);
   std::string features;
   for (const auto& backend : kcache::compiler_backends()) features += " " + backend;
   CLI::App app{"kcache: a cache of compiled GPU kernel binaries (OpenCL, CUDA, HIP)", "kcache"};

@@ -29,6 +29,7 @@
 #include "manifest_lines.h"
 #include "named_files.h"
 #include "pack_progress.h"
+#include "pack_workers.h"
 
 namespace kcache::tool {
 namespace {
@@ -44,6 +45,7 @@ struct PackArgs {
   CompilerFlags compiler;
   unsigned jobs = 0;
   bool from_cache = false;
+  bool worker = false;  // run as one of a pack's jobs (pack_workers.h)
 };
 
 // --from-cache: the manifest's kernels the user cache already holds, for
@@ -92,6 +94,36 @@ std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerC
     std::filesystem::remove(copy, error);
   }
   return taken;
+}
+
+// Compiles (or finds in the work folder) one line's kernel.
+Outcome pack_one(const Line& line, Cache& cache, const CompilerConfig& config,
+                 std::map<std::string, std::unique_ptr<Compiler>>& compilers) {
+  Outcome outcome;
+  const CompilerConfig mine = config_for(line, config);
+  auto& compiler = compilers[config_name(mine)];
+  if (!compiler) {
+    auto made = make_compiler(mine);
+    if (!made) {
+      outcome.message = made.status().message();
+      return outcome;
+    }
+    compiler = std::move(*made);
+  }
+  auto kernel = cache.get_or_compile(line.request, *compiler);
+  if (!kernel) {
+    outcome.message = kernel.status().message();
+    return outcome;
+  }
+  outcome.kind =
+      kernel->tier == TierKind::kCompiled ? Outcome::Kind::kCompiled : Outcome::Kind::kReused;
+  outcome.db = kernel->db;
+  outcome.key_hex = kernel->key.hex();
+  const std::string target_now =
+      kernel->target.to_string() + "_" + std::to_string(kernel->target.units);
+  outcome.keyed_anew = !line.recorded_key.empty() && line.recorded_target == target_now &&
+                       kernel->key.hex() != line.recorded_key;
+  return outcome;
 }
 
 int run_pack(const PackArgs& args) {
@@ -160,73 +192,60 @@ int run_pack(const PackArgs& args) {
 
   CompilerConfig config = config_of(args.compiler);
   config.command_input_name = args.input_name;
+  // A worker compiles the lines it is handed and says what became of each.
+  if (args.worker) {
+    std::map<std::string, std::unique_ptr<Compiler>> compilers;
+    for (std::string text; std::getline(std::cin, text);) {
+      const std::size_t index = std::strtoull(text.c_str(), nullptr, 10);
+      if (index >= lines.size()) continue;
+      Outcome outcome = pack_one(lines[index], **cache, config, compilers);
+      outcome.index = index;
+      std::cout << encode_outcome(outcome) << "\n" << std::flush;
+    }
+    return 0;
+  }
+
   const std::size_t from_user =
       args.from_cache ? take_from_user_cache(lines, config, **cache, work) : 0;
 
-  const unsigned jobs =
-      args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(
+      args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency()), lines.size()));
   Progress progress(lines.size());
-  std::atomic<std::size_t> next{0};
-  std::mutex results_mutex;
-  std::mutex compilers_mutex;
   std::vector<std::string> failed;
   std::vector<CacheKey> packed;  // what the package holds: this manifest's kernels only
   std::set<std::string> dbs;
   std::size_t compiled = 0;
   std::size_t reused = 0;
   std::size_t keyed_anew = 0;  // recorded for this target, yet another key now
-  auto worker = [&] {
-    // One compiler per config and thread: no compiler is shared between
-    // threads.
-    std::map<std::string, std::unique_ptr<Compiler>> compilers;
-    for (std::size_t i; (i = next.fetch_add(1)) < lines.size();) {
-      const Line& line = lines[i];
-      std::string outcome;
-      const CompilerConfig mine = config_for(line, config);
-      auto& compiler = compilers[config_name(mine)];
-      Status problem;
-      if (!compiler) {
-        // One at a time: a runtime's first load (libOpenCL's platform
-        // list, say) is not safe to race.
-        std::lock_guard creating(compilers_mutex);
-        auto made = make_compiler(mine);
-        if (made) {
-          compiler = std::move(*made);
-        } else {
-          problem = made.status();
-        }
-      }
-      if (compiler) {
-        auto kernel = (*cache)->get_or_compile(line.request, *compiler);
-        if (kernel) {
-          std::lock_guard lock(results_mutex);
-          dbs.insert(kernel->db);
-          packed.push_back(kernel->key);
-          const std::string target_now =
-              kernel->target.to_string() + "_" + std::to_string(kernel->target.units);
-          if (!line.recorded_key.empty() && line.recorded_target == target_now &&
-              kernel->key.hex() != line.recorded_key) {
-            ++keyed_anew;
-          }
-          (kernel->tier == TierKind::kCompiled ? compiled : reused) += 1;
-          outcome = kernel->tier == TierKind::kCompiled ? "compiled" : "already packed";
-        } else {
-          problem = kernel.status();
-        }
-      }
-      if (!problem.is_ok()) {
-        outcome = "failed: " + problem.message();
-        std::lock_guard lock(results_mutex);
-        failed.push_back("line " + std::to_string(line.number) + ": " + problem.message());
-      }
-      progress.done(line, outcome);
+  auto record = [&](const Outcome& outcome) {
+    const Line& line = lines[outcome.index];
+    std::string said;
+    if (outcome.kind == Outcome::Kind::kFailed) {
+      failed.push_back("line " + std::to_string(line.number) + ": " + outcome.message);
+      said = "failed: " + outcome.message;
+    } else {
+      dbs.insert(outcome.db);
+      if (auto key = CacheKey::from_hex(outcome.key_hex)) packed.push_back(*key);
+      keyed_anew += outcome.keyed_anew ? 1 : 0;
+      const bool was_compiled = outcome.kind == Outcome::Kind::kCompiled;
+      (was_compiled ? compiled : reused) += 1;
+      said = was_compiled ? "compiled" : "already packed";
     }
+    progress.done(line, said);
   };
-  std::vector<std::thread> threads;
-  for (unsigned j = 1; j < std::min<std::size_t>(jobs, lines.size()); ++j)
-    threads.emplace_back(worker);
-  worker();
-  for (auto& thread : threads) thread.join();
+  if (jobs <= 1) {
+    std::map<std::string, std::unique_ptr<Compiler>> compilers;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      Outcome outcome = pack_one(lines[i], **cache, config, compilers);
+      outcome.index = i;
+      record(outcome);
+    }
+  } else {
+    // Jobs are processes (pack_workers.h): the same command, as workers.
+    std::vector<std::string> arguments = tool_arguments();
+    arguments.push_back("--worker");
+    run_workers(arguments, jobs, lines.size(), record);
+  }
 
   int status = problems.empty() && failed.empty() ? 0 : 1;
   for (const auto& problem : problems) std::cerr << "kcache: skipped " << problem << "\n";
@@ -283,6 +302,8 @@ Runner add_pack_command(CLI::App& app) {
   cmd->add_flag("--from-cache", args->from_cache,
                 "Take the kernels the user cache already holds for this target instead of "
                 "compiling them");
+  // Hidden: how a pack runs its jobs (pack_workers.h).
+  cmd->add_flag("--worker", args->worker)->group("");
   return [args] { return run_pack(*args); };
 }
 

@@ -1,0 +1,44 @@
+// kcache pack's jobs as processes: this program run again as `kcache pack
+// ... --worker`, one per job, each with its own compilers, over the same
+// work folder (the user tier is safe with many processes). Threads do not
+// scale: PoCL and comgr hold process-wide locks, and NVRTC kept 6.5 of 16
+// cores busy in one process against 10 in 16 (docs/benchmarks.md).
+//
+// The parent hands each worker the index of a line on its stdin, one per
+// line, and a worker answers each with one outcome line on its stdout; the
+// next index goes to whichever worker answered. A worker ends at the end of
+// its stdin.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kcache::tool {
+
+// What became of one line.
+struct Outcome {
+  enum class Kind { kCompiled, kReused, kFailed };
+  std::size_t index = 0;  // into the pack's lines
+  Kind kind = Kind::kFailed;
+  std::string db;
+  std::string key_hex;
+  bool keyed_anew = false;  // recorded for this target, yet another key now
+  std::string message;      // why it failed
+};
+
+// One line of text (tab-separated, no newline), and back.
+std::string encode_outcome(const Outcome& outcome);
+std::optional<Outcome> decode_outcome(std::string_view line);
+
+// Runs `workers` processes of `arguments` (argv[0] is replaced by this
+// program) over lines 0..count-1, calling `on_outcome` in this thread for
+// each one reported. Lines no worker reported (it died, or could not be
+// started) come back as failed outcomes saying why.
+void run_workers(const std::vector<std::string>& arguments, unsigned workers, std::size_t count,
+                 const std::function<void(const Outcome&)>& on_outcome);
+
+}  // namespace kcache::tool
