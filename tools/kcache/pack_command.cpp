@@ -274,8 +274,8 @@ int run_pack(const PackArgs& args) {
                  "the requests of the toolchain it was packed with\n";
   }
   if (std::filesystem::path(args.output).filename() != db + ".kdb") {
-    std::cerr << "kcache: note: the system tier looks for " << db << ".kdb; rename " << args.output
-              << " when installing it\n";
+    std::cerr << "kcache: note: the system tier looks for " << db << ".kdb: 'kcache install "
+              << args.output << "' installs it under that name\n";
   }
   return status;
 }
