@@ -22,8 +22,8 @@
 #include <optional>
 
 #include "compiler/compiler_facts.h"
-#include "env/dynamic_library.h"
 #include "compiler/registry.h"
+#include "env/dynamic_library.h"
 #include "format/hash.h"
 #include "inputs/options.h"
 
