@@ -28,16 +28,16 @@
 #include "core/key_builder.h"
 #include "core/log.h"
 #include "core/package_metadata.h"
+#include "core/package_transfer.h"
 #include "core/read_manifest.h"
+#include "core/remembered_failures.h"
 #include "core/single_flight.h"
 #include "env/env.h"
 #include "env/temp_dir.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
-#include "sign/package_signer.h"
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
-#include "store/system/trusted_keys.h"
 #include "store/tier.h"
 #include "store/user/user_tier.h"
 
@@ -78,14 +78,6 @@ std::string CachedKernel::lowered_name(std::string_view name_expression) const {
 }
 
 namespace {
-
-bool valid_db_name(const std::string& name) {
-  if (name.empty() || name.size() > 200 || name.front() == '.') return false;
-  for (unsigned char c : name) {
-    if (!std::isalnum(c) && c != '_' && c != '-' && c != '.') return false;
-  }
-  return true;
-}
 
 bool has_field(const Fields& fields, std::string_view name, std::string_view value) {
   for (const auto& [field, field_value] : fields) {
@@ -366,7 +358,7 @@ class Cache::Impl final : public TierEvents {
       auto entries = user->read_all(db);
       if (!entries) return entries.status();
       for (const auto& entry : *entries) {
-        if (!entry.material.starts_with("kcache.failure ")) continue;
+        if (!is_failure_entry(entry)) continue;
         if (Status s = user->remove(db, entry.key); !s.is_ok()) return s;
         ++removed;
       }
@@ -398,77 +390,14 @@ class Cache::Impl final : public TierEvents {
   Result<std::uint64_t> import_package(const std::string& path) {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    auto kdb = KdbReader::open(path, env_);
-    if (!kdb) return kdb.status();
-    std::string db;
-    for (const auto& [name, value] : (*kdb)->metadata()) {
-      if (name == "db") db = value;
-    }
-    if (!valid_db_name(db)) {
-      return Status::invalid_argument(path + " names no database it belongs to (metadata 'db')");
-    }
-    std::uint64_t imported = 0;
-    std::uint64_t bad = 0;
-    for (const auto& slot : (*kdb)->slots()) {
-      auto bytes = (*kdb)->read(slot);
-      if (!bytes) return bytes.status();
-      auto entry = decode_entry(*bytes, &slot.key);
-      if (!entry || !matches_signed_digest(**kdb, slot, bytes->span())) {
-        ++bad;
-        continue;
-      }
-      auto encoded = encode_entry(*entry, compression_);
-      if (!encoded) return encoded.status();
-      if (Status s = user->put(db, *entry, *encoded); !s.is_ok()) return s;
-      ++imported;
-    }
-    if (imported == 0 && bad > 0) {
-      return Status::corruption(path + ": none of its " + std::to_string(bad) +
-                                " entries passes its checks");
-    }
-    return imported;
+    return import_into_user(*user, env_, path, compression_);
   }
 
   Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,
                                   const ExportOptions& options) const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    std::optional<KdbSigner> signer;
-    if (!options.signing_key.empty()) {
-      auto loaded = signer_from_key_file(options.signing_key, env_);
-      if (!loaded) return loaded.status();
-      signer = std::move(*loaded);
-    }
-    auto entries = user->read_all(std::string(db));
-    if (!entries) return entries.status();
-    if (options.keys) {
-      const std::set<CacheKey> wanted(options.keys->begin(), options.keys->end());
-      std::erase_if(*entries, [&](const Entry& entry) { return !wanted.contains(entry.key); });
-    }
-    if (entries->empty()) {
-      return Status::not_found("the user cache has no entries for database '" + std::string(db) +
-                               "'");
-    }
-    std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> encoded;
-    for (const auto& entry : *entries) {
-      auto bytes = encode_entry(entry, Compression::kNone);
-      if (!bytes) return bytes.status();
-      encoded.emplace_back(entry.key, std::move(*bytes));
-    }
-    // Each compiler the entries were compiled by, once, as its key fields
-    // say.
-    std::set<std::string> compilers;
-    for (const auto& entry : *entries) {
-      if (std::string compiler = compiler_of_material(entry.material); !compiler.empty()) {
-        compilers.insert(std::move(compiler));
-      }
-    }
-    const Fields metadata = package_metadata(std::string(db), compilers, env_.now_unix());
-    if (Status s = write_kdb(env_, output_path, encoded, metadata, signer ? &*signer : nullptr);
-        !s.is_ok()) {
-      return s;
-    }
-    return static_cast<std::uint64_t>(encoded.size());
+    return export_user_db(*user, env_, db, output_path, options);
   }
 
  private:
@@ -601,45 +530,17 @@ class Cache::Impl final : public TierEvents {
   // answered for `failure_ttl`, then retried. Only kCompileError is kept:
   // the same compiler fails the same input the same way, while a missing
   // library or a crash may not happen next time.
-  static std::string failure_material(std::string_view material) {
-    return "kcache.failure 1\n" + std::string(material);
-  }
-
   std::optional<Status> remembered_failure(const DbNames& names, std::string_view material) {
     if (!user_ || config_.failure_ttl.count() == 0) return std::nullopt;
-    const std::string failure = failure_material(material);
-    const CacheKey key = key_of_material(failure);
-    auto got = user_->get(names, key);
-    if (!got || !got->has_value() || (*got)->material != failure) return std::nullopt;
-    const Entry& entry = **got;
-    const std::int64_t age_ms = (env_.now_unix() - entry.created_unix) * 1000;
-    if (age_ms < 0 || age_ms >= config_.failure_ttl.count()) {
-      (void)user_->remove(names.exact, key);  // expired: compile again
-      return std::nullopt;
-    }
-    ++stats_.failure_hits;
-    std::string message = "compile error";
-    for (const auto& [field, value] : entry.metadata) {
-      if (field == "message") message = value;
-    }
-    auto log = entry.payload();
-    return Status::compile_error(
-        message + " (remembered from " + std::to_string(age_ms / 1000) +
-            " s ago; `kcache clear --failures` or KCACHE_FAILURE_TTL=0 retries it)",
-        std::string(log.begin(), log.end()));
+    auto failed =
+        kcache::remembered_failure(*user_, names, material, config_.failure_ttl, env_.now_unix());
+    if (failed) ++stats_.failure_hits;
+    return failed;
   }
 
   void remember_failure(const std::string& db, std::string_view material, const Status& error) {
     if (!user_ || config_.failure_ttl.count() == 0) return;
-    Entry entry;
-    entry.material = failure_material(material);
-    entry.key = key_of_material(entry.material.view());
-    entry.created_unix = env_.now_unix();
-    entry.metadata = {{"message", error.message()}};
-    entry.storage = ByteBuffer::copy_of(
-        {reinterpret_cast<const std::uint8_t*>(error.details().data()), error.details().size()});
-    entry.payload_size = error.details().size();
-    store_in_user(db, entry);
+    store_in_user(db, failure_entry(material, error, env_.now_unix()));
   }
 
   struct Compiled {

@@ -33,9 +33,7 @@ Result<PackageInfo> read_package_info(const std::string& path, bool check_entrie
     for (const auto& slot : (*kdb)->slots()) {
       auto bytes = (*kdb)->read(slot);
       if (!bytes) return bytes.status();
-      if (!decode_entry(*bytes, &slot.key) || !matches_signed_digest(**kdb, slot, bytes->span())) {
-        ++info.bad_entries;
-      }
+      if (!decode_package_entry(**kdb, slot, *bytes)) ++info.bad_entries;
     }
   }
   return info;

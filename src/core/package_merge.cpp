@@ -26,12 +26,8 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
                                      const std::string& output, const std::string& signing_key) {
   Env& env = const_cast<Env&>(Env::posix());
   if (inputs.empty()) return Status::invalid_argument("no package to merge");
-  std::optional<KdbSigner> signer;
-  if (!signing_key.empty()) {
-    auto loaded = signer_from_key_file(signing_key, env);
-    if (!loaded) return loaded.status();
-    signer = std::move(*loaded);
-  }
+  auto signer = optional_signer(signing_key, env);
+  if (!signer) return signer.status();
   std::string db;
   std::set<CacheKey> seen;
   std::set<std::string> compilers;
@@ -55,17 +51,14 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
       if (seen.contains(slot.key)) continue;
       auto bytes = (*kdb)->read(slot);
       if (!bytes) return Status(bytes.status().code(), path + ": " + bytes.status().message());
-      // Left out: it fails its checks.
-      if (!decode_entry(*bytes, &slot.key) || !matches_signed_digest(**kdb, slot, bytes->span())) {
-        continue;
-      }
+      if (!decode_package_entry(**kdb, slot, *bytes)) continue;  // left out: it fails its checks
       seen.insert(slot.key);
       const auto span = bytes->span();
       entries.emplace_back(slot.key, std::vector<std::uint8_t>(span.begin(), span.end()));
     }
   }
   const Fields metadata = package_metadata(db, compilers, env.now_unix());
-  if (Status s = write_kdb(env, output, entries, metadata, signer ? &*signer : nullptr);
+  if (Status s = write_kdb(env, output, entries, metadata, *signer ? &**signer : nullptr);
       !s.is_ok()) {
     return s;
   }

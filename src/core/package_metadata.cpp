@@ -3,6 +3,8 @@
 #include <kcache/key.h>
 #include <kcache/version.h>
 
+#include <cctype>
+
 #include "core/key_builder.h"
 #include "format/entry.h"
 
@@ -17,6 +19,14 @@ Fields package_metadata(const std::string& db, const std::set<std::string>& comp
                   {"entry_format", std::to_string(kEntryFormatVersion)}};
   for (const auto& compiler : compilers) metadata.emplace_back("compiler", compiler);
   return metadata;
+}
+
+bool valid_db_name(std::string_view name) {
+  if (name.empty() || name.size() > 200 || name.front() == '.') return false;
+  for (unsigned char c : name) {
+    if (!std::isalnum(c) && c != '_' && c != '-' && c != '.') return false;
+  }
+  return true;
 }
 
 std::string compiler_of_material(std::string_view material) {

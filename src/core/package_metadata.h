@@ -16,6 +16,10 @@ namespace kcache {
 Fields package_metadata(const std::string& db, const std::set<std::string>& compilers,
                         std::int64_t created_unix);
 
+// Whether `name` can name a database (its files' basename): letters,
+// digits, '_', '-', '.', not first, at most 200.
+bool valid_db_name(std::string_view name);
+
 // "<backend> | <id> | <version>" as an entry's key material names its
 // compiler; empty when the material does not parse.
 std::string compiler_of_material(std::string_view material);

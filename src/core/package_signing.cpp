@@ -38,7 +38,7 @@ Result<std::string> sign_package(const std::string& path, const std::string& sig
     auto bytes = (*kdb)->read(slot);
     if (!bytes) return bytes.status();
     // Only what was checked is vouched for.
-    if (!decode_entry(*bytes, &slot.key) || !matches_signed_digest(**kdb, slot, bytes->span())) {
+    if (!decode_package_entry(**kdb, slot, *bytes)) {
       return Status::corruption(path + ": entry " + slot.key.hex() +
                                 " fails its checks; not signed (make the package again)");
     }

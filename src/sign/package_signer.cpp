@@ -17,4 +17,11 @@ Result<KdbSigner> signer_from_key_file(const std::string& path, const Env& env) 
   return signer;
 }
 
+Result<std::optional<KdbSigner>> optional_signer(const std::string& path, const Env& env) {
+  if (path.empty()) return std::optional<KdbSigner>();
+  auto signer = signer_from_key_file(path, env);
+  if (!signer) return signer.status();
+  return std::optional<KdbSigner>(std::move(*signer));
+}
+
 }  // namespace kcache

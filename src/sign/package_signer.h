@@ -3,6 +3,7 @@
 
 #include <kcache/status.h>
 
+#include <optional>
 #include <string>
 
 #include "env/env.h"
@@ -13,5 +14,7 @@ namespace kcache {
 // kUnavailable without libsodium; the key file's problems as key_file.h
 // says them.
 Result<KdbSigner> signer_from_key_file(const std::string& path, const Env& env);
+// The same for a key that may not be named: nullopt for an empty path.
+Result<std::optional<KdbSigner>> optional_signer(const std::string& path, const Env& env);
 
 }  // namespace kcache

@@ -22,8 +22,7 @@ std::string untrusted_text(const std::string& reason) {
 std::string unsigned_text(const std::string& refusal) {
   return "not used: " + refusal + " (KCACHE_TRUSTED_KEYS)";
 }
-const Status kDigestMismatch =
-    Status::corruption("the entry is not the one its package was signed with");
+const Status kDigestMismatch = Status::corruption(std::string(kNotAsSigned));
 
 class SystemTier final : public Tier {
  public:
@@ -115,8 +114,7 @@ class SystemTier final : public Tier {
         ++report.entries_checked;
         auto bytes = (*kdb)->read(slot);
         Result<Entry> entry =
-            bytes ? decode_entry(*bytes, &slot.key) : Result<Entry>(bytes.status());
-        if (entry && !matches_signed_digest(**kdb, slot, bytes->span())) entry = kDigestMismatch;
+            bytes ? decode_package_entry(**kdb, slot, *bytes) : Result<Entry>(bytes.status());
         if (entry) {
           ++report.entries_ok;
         } else {

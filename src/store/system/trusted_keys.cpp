@@ -92,4 +92,13 @@ bool matches_signed_digest(const KdbReader& kdb, const KdbSlot& slot,
   return digest == nullptr || sha256(bytes) == *digest;
 }
 
+Result<Entry> decode_package_entry(const KdbReader& kdb, const KdbSlot& slot,
+                                   const ByteBuffer& bytes) {
+  auto entry = decode_entry(bytes, &slot.key);
+  if (entry && !matches_signed_digest(kdb, slot, bytes.span())) {
+    return Status::corruption(std::string(kNotAsSigned));
+  }
+  return entry;
+}
+
 }  // namespace kcache

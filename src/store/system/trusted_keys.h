@@ -7,9 +7,11 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "env/env.h"
+#include "format/entry.h"
 #include "format/kdb_file.h"
 
 namespace kcache {
@@ -46,5 +48,15 @@ std::optional<std::string> signature_problem(const KdbReader& kdb);
 // (true for an unsigned package).
 bool matches_signed_digest(const KdbReader& kdb, const KdbSlot& slot,
                            std::span<const std::uint8_t> bytes);
+
+// What an entry that is not as signed is called.
+inline constexpr std::string_view kNotAsSigned =
+    "the entry is not the one its package was signed with";
+
+// The entry `bytes` (read from `slot` of `kdb`) hold, with every check a
+// package entry gets: its checksum and key (decode_entry), then, in a
+// signed package, the digest it was signed with (kCorruption).
+Result<Entry> decode_package_entry(const KdbReader& kdb, const KdbSlot& slot,
+                                   const ByteBuffer& bytes);
 
 }  // namespace kcache

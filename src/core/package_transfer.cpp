@@ -1,0 +1,78 @@
+#include "core/package_transfer.h"
+
+#include <set>
+
+#include "core/package_metadata.h"
+#include "format/kdb_file.h"
+#include "sign/package_signer.h"
+#include "store/system/trusted_keys.h"
+
+namespace kcache {
+
+Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_view db,
+                                     const std::string& output_path, const ExportOptions& options) {
+  auto signer = optional_signer(options.signing_key, env);
+  if (!signer) return signer.status();
+  auto entries = user.read_all(std::string(db));
+  if (!entries) return entries.status();
+  if (options.keys) {
+    const std::set<CacheKey> wanted(options.keys->begin(), options.keys->end());
+    std::erase_if(*entries, [&](const Entry& entry) { return !wanted.contains(entry.key); });
+  }
+  if (entries->empty()) {
+    return Status::not_found("the user cache has no entries for database '" + std::string(db) +
+                             "'");
+  }
+  std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> encoded;
+  // Each compiler the entries were compiled by, once, as its key fields say.
+  std::set<std::string> compilers;
+  for (const auto& entry : *entries) {
+    auto bytes = encode_entry(entry, Compression::kNone);
+    if (!bytes) return bytes.status();
+    encoded.emplace_back(entry.key, std::move(*bytes));
+    if (std::string compiler = compiler_of_material(entry.material); !compiler.empty()) {
+      compilers.insert(std::move(compiler));
+    }
+  }
+  const Fields metadata = package_metadata(std::string(db), compilers, env.now_unix());
+  if (Status s = write_kdb(env, output_path, encoded, metadata, *signer ? &**signer : nullptr);
+      !s.is_ok()) {
+    return s;
+  }
+  return static_cast<std::uint64_t>(encoded.size());
+}
+
+Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::string& path,
+                                       Compression compression) {
+  auto kdb = KdbReader::open(path, env);
+  if (!kdb) return kdb.status();
+  std::string db;
+  for (const auto& [name, value] : (*kdb)->metadata()) {
+    if (name == "db") db = value;
+  }
+  if (!valid_db_name(db)) {
+    return Status::invalid_argument(path + " names no database it belongs to (metadata 'db')");
+  }
+  std::uint64_t imported = 0;
+  std::uint64_t bad = 0;
+  for (const auto& slot : (*kdb)->slots()) {
+    auto bytes = (*kdb)->read(slot);
+    if (!bytes) return bytes.status();
+    auto entry = decode_package_entry(**kdb, slot, *bytes);
+    if (!entry) {
+      ++bad;
+      continue;
+    }
+    auto encoded = encode_entry(*entry, compression);
+    if (!encoded) return encoded.status();
+    if (Status s = user.put(db, *entry, *encoded); !s.is_ok()) return s;
+    ++imported;
+  }
+  if (imported == 0 && bad > 0) {
+    return Status::corruption(path + ": none of its " + std::to_string(bad) +
+                              " entries passes its checks");
+  }
+  return imported;
+}
+
+}  // namespace kcache

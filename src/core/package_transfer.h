@@ -1,0 +1,29 @@
+// The user tier to a package and back: Cache::export_db and
+// Cache::import_package.
+#pragma once
+
+#include <kcache/cache.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "env/env.h"
+#include "format/compression.h"
+#include "store/tier.h"
+
+namespace kcache {
+
+// The entries of `db` in `user` (those of options.keys when set) written
+// as a package at `output_path`, with its metadata, signed with
+// options.signing_key when named; returns how many.
+Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_view db,
+                                     const std::string& output_path, const ExportOptions& options);
+
+// The entries of the package at `path` that pass every check, stored in
+// `user` (stored with `compression`) in the database its metadata names;
+// returns how many (kCorruption when none passes).
+Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::string& path,
+                                       Compression compression);
+
+}  // namespace kcache
