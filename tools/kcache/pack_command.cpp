@@ -48,6 +48,22 @@ struct PackArgs {
   bool worker = false;  // run as one of a pack's jobs (pack_workers.h)
 };
 
+// The compilers of a process, one per config (config_name).
+using Compilers = std::map<std::string, std::unique_ptr<Compiler>>;
+
+// The compiler `line` is compiled with, made on first use.
+Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
+                               Compilers& compilers) {
+  const CompilerConfig mine = config_for(line, config);
+  auto& compiler = compilers[config_name(mine)];
+  if (!compiler) {
+    auto made = make_compiler(mine);
+    if (!made) return made.status();
+    compiler = std::move(*made);
+  }
+  return compiler.get();
+}
+
 // --from-cache: the manifest's kernels the user cache already holds, for
 // this target and toolchain, copied into the pack's cache (so they are not
 // compiled again). Returns how many; a problem is a note, never a failure:
@@ -64,17 +80,12 @@ std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerC
               << "; every kernel is compiled\n";
     return 0;
   }
-  std::map<std::string, std::unique_ptr<Compiler>> compilers;
+  Compilers compilers;
   std::map<std::string, std::vector<CacheKey>> keys_by_db;
   for (const Line& line : lines) {
-    const CompilerConfig mine = config_for(line, config);
-    auto& compiler = compilers[config_name(mine)];
-    if (!compiler) {
-      auto made = make_compiler(mine);
-      if (!made) continue;  // the pack says why when it gets to the line
-      compiler = std::move(*made);
-    }
-    auto prepared = pack_cache.prepare(line.request, line.request.target, *compiler);
+    auto compiler = compiler_for(line, config, compilers);
+    if (!compiler) continue;  // the pack says why when it gets to the line
+    auto prepared = pack_cache.prepare(line.request, line.request.target, **compiler);
     if (prepared) keys_by_db[prepared->target().db_basename()].push_back(prepared->key());
   }
   std::size_t taken = 0;
@@ -98,19 +109,14 @@ std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerC
 
 // Compiles (or finds in the work folder) one line's kernel.
 Outcome pack_one(const Line& line, Cache& cache, const CompilerConfig& config,
-                 std::map<std::string, std::unique_ptr<Compiler>>& compilers) {
+                 Compilers& compilers) {
   Outcome outcome;
-  const CompilerConfig mine = config_for(line, config);
-  auto& compiler = compilers[config_name(mine)];
+  auto compiler = compiler_for(line, config, compilers);
   if (!compiler) {
-    auto made = make_compiler(mine);
-    if (!made) {
-      outcome.message = made.status().message();
-      return outcome;
-    }
-    compiler = std::move(*made);
+    outcome.message = compiler.status().message();
+    return outcome;
   }
-  auto kernel = cache.get_or_compile(line.request, *compiler);
+  auto kernel = cache.get_or_compile(line.request, **compiler);
   if (!kernel) {
     outcome.message = kernel.status().message();
     return outcome;
@@ -194,7 +200,7 @@ int run_pack(const PackArgs& args) {
   config.command_input_name = args.input_name;
   // A worker compiles the lines it is handed and says what became of each.
   if (args.worker) {
-    std::map<std::string, std::unique_ptr<Compiler>> compilers;
+    Compilers compilers;
     for (std::string text; std::getline(std::cin, text);) {
       const std::size_t index = std::strtoull(text.c_str(), nullptr, 10);
       if (index >= lines.size()) continue;
@@ -234,7 +240,7 @@ int run_pack(const PackArgs& args) {
     progress.done(line, said);
   };
   if (jobs <= 1) {
-    std::map<std::string, std::unique_ptr<Compiler>> compilers;
+    Compilers compilers;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       Outcome outcome = pack_one(lines[i], **cache, config, compilers);
       outcome.index = i;

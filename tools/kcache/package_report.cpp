@@ -117,11 +117,10 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
       }
     }
   }
-  if (!unchecked.empty()) {
-    *note = "";
-    for (const auto& b : unchecked) *note += (note->empty() ? "" : ", ") + b;
-    *note = "not checked here for " + *note + " (its toolchain cannot be started here)";
-  }
+  std::string list;
+  for (const auto& b : unchecked) list += (list.empty() ? "" : ", ") + b;
+  if (!list.empty())
+    *note = "not checked here for " + list + " (its toolchain cannot be started here)";
   return {};
 }
 
