@@ -10,8 +10,11 @@
 
 command -v timeout >/dev/null || skip "timeout (coreutils) is needed to bound the runs"
 
+# ldd's output is read whole first: with pipefail, `ldd | grep -q` fails at
+# random when grep exits at its match and ldd dies writing the rest (SIGPIPE).
 KCACHE_UNDER_SANITIZER=0
-if ldd "$KCACHE" 2>/dev/null | grep -qE 'lib(asan|tsan)'; then KCACHE_UNDER_SANITIZER=1; fi
+libraries="$(ldd "$KCACHE" 2>/dev/null || true)"
+if [[ "$libraries" =~ lib(asan|tsan) ]]; then KCACHE_UNDER_SANITIZER=1; fi
 
 run_bounded() {
   local limit=$1 start
