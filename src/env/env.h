@@ -23,6 +23,9 @@
 
 namespace kcache {
 
+class ChangeWatch;  // env/change_watch.h
+class FileMapping;  // env/file_mapping.h
+
 // A new file being written (Env::new_writable_file). Destroying it closes
 // it if still open; the file stays where it is either way.
 class WritableFile {
@@ -43,6 +46,20 @@ struct FileId {
   bool operator==(const FileId&) const = default;
 };
 
+enum class FileType { kRegular, kDirectory, kSymlink, kOther };
+
+// What stat (following links) says of a file, precisely enough to tell
+// that it changed: an edit changes its size, its mtime or its ctime (a
+// rename over it, its inode).
+struct FileStamp {
+  FileId id;
+  FileType type = FileType::kOther;  // never kSymlink: links are followed
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;  // since the epoch
+  std::int64_t changed_ns = 0;   // ctime
+  bool operator==(const FileStamp&) const = default;
+};
+
 // A file read at positions (Env::open_random_access: a .kdb, a log read
 // only) or read and written (Env::open_file: the user tier's logs); closed
 // when destroyed. Its size is asked anew each time: other processes may
@@ -60,14 +77,22 @@ class File {
   virtual Status truncate(std::uint64_t size) = 0;
   // fdatasync: the bytes written are on the disk.
   virtual Status sync() = 0;
+  // What fstat says of the open file now: an edit in place changes it.
+  [[nodiscard]] virtual Result<FileStamp> stamp() const {
+    return Status::not_supported("this file cannot be stamped");
+  }
+  // A read-only mapping of bytes [0, length) (env/file_mapping.h);
+  // kNotSupported where the file is not to be mapped: the caller reads it.
+  [[nodiscard]] virtual Result<std::shared_ptr<const FileMapping>> map(
+      std::uint64_t /*length*/) const {
+    return Status::not_supported("this file cannot be mapped");
+  }
 };
 
 enum class OpenMode {
   kReadWrite,  // read and write an existing file
   kCreate,     // read and write, created with the given mode when missing
 };
-
-enum class FileType { kRegular, kDirectory, kSymlink, kOther };
 
 // What lstat says of a path.
 struct FileInfo {
@@ -77,18 +102,6 @@ struct FileInfo {
   std::uint64_t size = 0;
   std::int64_t modified_unix = 0;
   FileId id;
-};
-
-// What stat (following links) says of a file, precisely enough to tell
-// that it changed: an edit changes its size, its mtime or its ctime (a
-// rename over it, its inode).
-struct FileStamp {
-  FileId id;
-  FileType type = FileType::kOther;  // never kSymlink: links are followed
-  std::uint64_t size = 0;
-  std::int64_t modified_ns = 0;  // since the epoch
-  std::int64_t changed_ns = 0;   // ctime
-  bool operator==(const FileStamp&) const = default;
 };
 
 // The kind of file system a path is on, as far as a cache cares: a network
@@ -107,8 +120,6 @@ class FileLock {
  public:
   virtual ~FileLock() = default;
 };
-
-class ChangeWatch;  // env/change_watch.h
 
 struct DirEntry {
   std::string name;

@@ -15,6 +15,7 @@
 
 #include "env/change_watch.h"
 #include "env/env.h"
+#include "env/file_mapping.h"
 #include "env/random.h"
 #include "env/unique_fd.h"
 
@@ -44,6 +45,18 @@ Status pread_fully(int fd, std::uint64_t offset, std::span<std::uint8_t> out, co
     done += static_cast<std::size_t>(n);
   }
   return Status::ok();
+}
+
+FileStamp stamp_of(const struct stat& st) {
+  FileStamp stamp;
+  stamp.id = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+  stamp.type = S_ISREG(st.st_mode)   ? FileType::kRegular
+               : S_ISDIR(st.st_mode) ? FileType::kDirectory
+                                     : FileType::kOther;
+  stamp.size = static_cast<std::uint64_t>(st.st_size);
+  stamp.modified_ns = st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec;
+  stamp.changed_ns = st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec;
+  return stamp;
 }
 
 class PosixFile final : public File {
@@ -82,6 +95,14 @@ class PosixFile final : public File {
       if (errno != EINTR) return errno_status("cannot sync", path_, errno);
     }
     return Status::ok();
+  }
+  Result<FileStamp> stamp() const override {
+    struct stat st;
+    if (::fstat(fd_.get(), &st) != 0) return errno_status("cannot stat", path_, errno);
+    return stamp_of(st);
+  }
+  Result<std::shared_ptr<const FileMapping>> map(std::uint64_t length) const override {
+    return FileMapping::map(fd_.get(), length, path_);
   }
 
  private:
@@ -352,15 +373,7 @@ class PosixEnv final : public Env {
     const int looked =
         path == "." ? ::fstatat(AT_FDCWD, "", &st, AT_EMPTY_PATH) : ::stat(path.c_str(), &st);
     if (looked != 0) return errno_status("cannot stat", path, errno);
-    FileStamp stamp;
-    stamp.id = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-    stamp.type = S_ISREG(st.st_mode)   ? FileType::kRegular
-                 : S_ISDIR(st.st_mode) ? FileType::kDirectory
-                                       : FileType::kOther;
-    stamp.size = static_cast<std::uint64_t>(st.st_size);
-    stamp.modified_ns = st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec;
-    stamp.changed_ns = st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec;
-    return stamp;
+    return stamp_of(st);
   }
 
   Status check_writable(const std::string& path) const override {

@@ -90,7 +90,8 @@ Result<std::uint64_t> entry_size(std::span<const std::uint8_t> header) {
   return kEntryHeaderSize + material_size + metadata_size + stored_size;
 }
 
-Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key) {
+Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key,
+                           EntryCheck check) {
   const std::uint8_t* h = bytes.data.get();
   const std::size_t size = bytes.size;
   auto expected_size = entry_size(bytes.span());
@@ -104,12 +105,14 @@ Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key
   const std::uint64_t stored_size = le::get_u32(h + 56);
   const std::uint64_t payload_size = le::get_u64(h + 64);
 
-  Checksummer checksum;
-  checksum.update({h, kChecksumOffset});
-  checksum.update({h + kEntryHeaderSize, size - kEntryHeaderSize});
-  Checksum128 digest = checksum.finish();
-  if (std::memcmp(digest.data(), h + kChecksumOffset, digest.size()) != 0) {
-    return Status::corruption("entry checksum mismatch");
+  if (check == EntryCheck::kFull) {
+    Checksummer checksum;
+    checksum.update({h, kChecksumOffset});
+    checksum.update({h + kEntryHeaderSize, size - kEntryHeaderSize});
+    Checksum128 digest = checksum.finish();
+    if (std::memcmp(digest.data(), h + kChecksumOffset, digest.size()) != 0) {
+      return Status::corruption("entry checksum mismatch");
+    }
   }
 
   Entry entry;

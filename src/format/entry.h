@@ -49,12 +49,18 @@ Result<std::vector<std::uint8_t>> encode_entry(const Entry& entry, Compression c
 // flags, sizes in range); kCorruption otherwise. For scanning a log.
 Result<std::uint64_t> entry_size(std::span<const std::uint8_t> header);
 
+// How much of an entry decode_entry checks: all of it, or all but the
+// checksum, for bytes that passed it before and cannot have changed since
+// (a mapped package entry after its first use: docs/design.md §3).
+enum class EntryCheck { kFull, kChecksumPassed };
+
 // Decodes and verifies `bytes[offset, offset+size)`: magic, version, sizes,
 // checksum, and that the stored key equals `expected_key` when given.
 // kCorruption on any mismatch; the message says what was wrong. When the
 // payload is not compressed, the returned entry's material and payload are
 // views into `bytes` (nothing is copied); otherwise both are copies and
 // `bytes` is not kept.
-Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key = nullptr);
+Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key = nullptr,
+                           EntryCheck check = EntryCheck::kFull);
 
 }  // namespace kcache

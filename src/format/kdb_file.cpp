@@ -5,6 +5,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "env/file_mapping.h"
 #include "format/endian.h"
 #include "format/hash.h"
 
@@ -42,6 +43,8 @@ std::vector<std::uint8_t> message_over(const std::uint8_t* header,
 Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, const Env& env) {
   auto file = env.open_random_access(path);
   if (!file) return file.status();
+  // Before anything is read: a change from here on shows in `unchanged`.
+  auto opened_stamp = (*file)->stamp();
   auto size = (*file)->size();
   if (!size) return size.status();
   const std::uint64_t file_size = *size;
@@ -122,7 +125,35 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
   }
   reader->path_ = path;
   reader->file_ = std::move(*file);
+  if (opened_stamp) reader->opened_stamp_ = *opened_stamp;
+  reader->entries_end_ = index_offset;
   return reader;
+}
+
+Status KdbReader::map() {
+  if (mapping_ != nullptr) return Status::ok();
+  auto mapping = file_->map(entries_end_);
+  if (!mapping) return mapping.status();
+  mapping_ = std::move(*mapping);
+  return Status::ok();
+}
+
+Result<ByteBuffer> KdbReader::view(const KdbSlot& slot) const {
+  if (mapping_ == nullptr) return read(slot);
+  // The slot lies within [64, index): open checked it.
+  auto* first = const_cast<std::uint8_t*>(mapping_->bytes().data() + slot.offset);
+  ByteBuffer view;
+  view.data = std::shared_ptr<std::uint8_t[]>(mapping_, first);  // shares the mapping's life
+  view.size = slot.size;
+  return view;
+}
+
+Result<bool> KdbReader::unchanged() const {
+  if (mapping_ != nullptr && mapping_->damaged()) return false;
+  if (!opened_stamp_) return true;
+  auto now = file_->stamp();
+  if (!now) return now.status();
+  return *now == *opened_stamp_;
 }
 
 std::optional<KdbSlot> KdbReader::find(const CacheKey& key) const {

@@ -59,8 +59,22 @@ class KdbReader {
   static Result<std::unique_ptr<KdbReader>> open(const std::string& path, const Env& env);
 
   [[nodiscard]] std::optional<KdbSlot> find(const CacheKey& key) const;
-  // The encoded entry in `slot` (not yet verified: decode_entry does that).
+  // The encoded entry in `slot` (not yet verified: decode_entry does that),
+  // read into a buffer of its own.
   [[nodiscard]] Result<ByteBuffer> read(const KdbSlot& slot) const;
+
+  // Maps the entries so that `view` lends them instead of reading them
+  // (docs/design.md §3, the mapped system tier); kNotSupported where the
+  // file cannot be mapped. Not thread-safe: before the reader is shared.
+  Status map();
+  [[nodiscard]] bool mapped() const { return mapping_ != nullptr; }
+  // The encoded entry in `slot`: mapped, a view of the mapping that keeps
+  // it alive while the buffer lives; otherwise what `read` gives.
+  [[nodiscard]] Result<ByteBuffer> view(const KdbSlot& slot) const;
+  // Whether the open file is as it was when opened (fstat: size, mtime,
+  // ctime) and, mapped, no page of it was lost to a truncation. True
+  // where the file cannot be stamped.
+  [[nodiscard]] Result<bool> unchanged() const;
   [[nodiscard]] const std::vector<KdbSlot>& slots() const { return slots_; }
   [[nodiscard]] const Fields& metadata() const { return metadata_; }
   [[nodiscard]] const std::string& path() const { return path_; }
@@ -84,6 +98,9 @@ class KdbReader {
   KdbReader() = default;
   std::string path_;
   std::unique_ptr<File> file_;
+  std::optional<FileStamp> opened_stamp_;
+  std::uint64_t entries_end_ = 0;  // where the index begins
+  std::shared_ptr<const FileMapping> mapping_;
   std::vector<KdbSlot> slots_;  // sorted by key
   Fields metadata_;
   bool signed_ = false;

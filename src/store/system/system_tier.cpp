@@ -37,35 +37,39 @@ class SystemTier final : public Tier {
   std::string_view name() const override { return "system"; }
 
   Result<std::optional<Entry>> get(const DbNames& db, const CacheKey& key) override {
-    const Package& exact_package = package(db.exact);
-    const Package& arch_package = package(db.arch);
-    if (!exact_package.present && !arch_package.present) {
-      // Said once per process and file; the flag spares every later miss
-      // the message's strings and the logger's lock.
-      if (!exact_package.missing_reported.exchange(true)) {
-        log_.warn_once(
-            "SystemDb:missing:" + folder_ + "/" + db.exact, "SystemDb",
-            "Missing system database file: " + db.exact + ".kdb Performance may degrade");
+    // A second round only after a package was found changed in place and
+    // opened anew.
+    for (int round = 0; round < 2; ++round) {
+      const std::shared_ptr<const Package> exact_package = package(db.exact);
+      const std::shared_ptr<const Package> arch_package = package(db.arch);
+      if (!exact_package->present && !arch_package->present) {
+        // Said once per process and file; the flag spares every later miss
+        // the message's strings and the logger's lock.
+        if (!exact_package->missing_reported.exchange(true)) {
+          log_.warn_once(
+              "SystemDb:missing:" + folder_ + "/" + db.exact, "SystemDb",
+              "Missing system database file: " + db.exact + ".kdb Performance may degrade");
+        }
+        return std::optional<Entry>();
       }
-      return std::optional<Entry>();
-    }
-    for (const Package* p : {&exact_package, db.arch != db.exact ? &arch_package : nullptr}) {
-      const KdbReader* kdb = p != nullptr ? p->reader.get() : nullptr;
-      if (kdb == nullptr || !serves(*p, p == &exact_package ? db.exact : db.arch, db.compiler)) {
-        continue;
+      bool reopened = false;
+      for (const Package* p :
+           {exact_package.get(), db.arch != db.exact ? arch_package.get() : nullptr}) {
+        const KdbReader* kdb = p != nullptr ? p->reader.get() : nullptr;
+        const std::string& name = p == exact_package.get() ? db.exact : db.arch;
+        if (kdb == nullptr || !serves(*p, name, db.compiler)) continue;
+        auto slot = kdb->find(key);
+        if (!slot) continue;
+        auto got = entry_in(*p, *slot, key);
+        if (!got) return got.status();
+        if (got->entry) return std::move(got->entry);
+        if (got->changed) {
+          reopen(name, *p);
+          reopened = true;
+          break;
+        }
       }
-      auto slot = kdb->find(key);
-      if (!slot) continue;
-      auto bytes = kdb->read(*slot);
-      if (!bytes) return bytes.status();
-      if (!p->signed_bytes_hold(*slot, bytes->span())) {
-        events_.on_corrupt(name(), kdb->path() + "#" + key.hex(), kDigestMismatch);
-        continue;
-      }
-      auto entry = decode_entry(*bytes, &key);
-      if (entry) return std::optional<Entry>(std::move(*entry));
-      // A read-only package cannot be repaired here; the entry is skipped.
-      events_.on_corrupt(name(), kdb->path() + "#" + key.hex(), entry.status());
+      if (!reopened) break;
     }
     return std::optional<Entry>();
   }
@@ -135,25 +139,82 @@ class SystemTier final : public Tier {
     // entry's bytes are compared with the SHA-256 it was signed with:
     // once per entry and process when only root or this user can change
     // the file, on every read when others can (the signature is then all
-    // that vouches for it).
+    // that vouches for it, and entries are copied out, never lent).
     bool check_digests = false;
     bool check_every_read = false;
-    std::unique_ptr<std::atomic<bool>[]> digest_checked;
+    // Per slot: its bytes passed every check once in this process. A
+    // mapped entry is not checked again; a copied one is checksummed on
+    // every read, and its digest compared once.
+    std::unique_ptr<std::atomic<bool>[]> checked;
 
     // Whether it serves each compiler asked for (package_fit.h): a few
     // identities, most recent first.
     mutable std::mutex fit_mutex;
     mutable std::vector<std::pair<CompilerIdentity, bool>> fits;
-
-    bool signed_bytes_hold(const KdbSlot& slot, std::span<const std::uint8_t> bytes) const {
-      if (!check_digests) return true;
-      std::atomic<bool>& checked = digest_checked[slot.ordinal];
-      if (!check_every_read && checked.load(std::memory_order_acquire)) return true;
-      if (!matches_signed_digest(*reader, slot, bytes)) return false;
-      checked.store(true, std::memory_order_release);
-      return true;
-    }
   };
+
+  // What entry_in found: the entry, nothing (a bad entry, reported), or a
+  // package that changed in place and must be opened anew.
+  struct Found {
+    std::optional<Entry> entry;
+    bool changed = false;
+  };
+
+  // The entry in `slot` of `p` for `key`, verified (docs/design.md §3): a
+  // view of the mapping when mapped, lent only while the file is as it
+  // was opened; otherwise a copy.
+  Result<Found> entry_in(const Package& p, const KdbSlot& slot, const CacheKey& key) const {
+    const KdbReader& kdb = *p.reader;
+    std::atomic<bool>& checked = p.checked[slot.ordinal];
+    const bool first = !checked.load(std::memory_order_acquire);
+    if (kdb.mapped()) {
+      auto unchanged = kdb.unchanged();
+      if (!unchanged) return unchanged.status();
+      if (!*unchanged) return Found{std::nullopt, true};
+    }
+    auto bytes = kdb.view(slot);
+    if (!bytes) return bytes.status();
+    if (p.check_digests && (first || p.check_every_read) &&
+        !matches_signed_digest(kdb, slot, bytes->span())) {
+      return bad_entry(p, kdb.path() + "#" + key.hex(), kDigestMismatch);
+    }
+    const EntryCheck check =
+        kdb.mapped() && !first ? EntryCheck::kChecksumPassed : EntryCheck::kFull;
+    auto entry = decode_entry(*bytes, &key, check);
+    if (!entry) return bad_entry(p, kdb.path() + "#" + key.hex(), entry.status());
+    if (first) checked.store(true, std::memory_order_release);
+    return Found{std::move(*entry), false};
+  }
+
+  // A bad entry in `p`: reported and skipped (a read-only package cannot
+  // be repaired here), unless a page of the mapping was lost while it was
+  // read (a truncation: the package is opened anew instead).
+  Result<Found> bad_entry(const Package& p, const std::string& where, const Status& problem) const {
+    auto unchanged = p.reader->unchanged();
+    if (unchanged && !*unchanged) return Found{std::nullopt, true};
+    events_.on_corrupt(name(), where, problem);
+    return Found{};
+  }
+
+  // `p`, the package of `db`, changed since it was opened: never lent from
+  // again, and the file at its path opened anew by the next lookup. A
+  // change in place is said once; a file renamed over it (an install)
+  // is the way to do it, and is taken up quietly.
+  void reopen(const std::string& db, const Package& p) {
+    const std::string& path = p.reader->path();
+    auto now = env_.file_info(path);
+    if (now && now->id == p.reader->file_id()) {
+      log_.warn_once("SystemDb:changed:" + path, "SystemDb",
+                     "System database file " + path +
+                         " changed while in use (install packages by renaming a whole file "
+                         "over the old one, as kcache install does); it is read again");
+    } else {
+      log_.debug("SystemDb", path + " was replaced; the new file is opened");
+    }
+    std::lock_guard lock(mutex_);
+    auto it = packages_.find(db);
+    if (it != packages_.end() && it->second.get() == &p) packages_.erase(it);
+  }
 
   // Whether `p` (found as `db`) can serve `compiler` at all: decided once
   // per compiler and said once when it cannot, rather than a silent miss
@@ -203,13 +264,17 @@ class SystemTier final : public Tier {
     return keys_;
   }
 
-  // The package file for `db`, opened once per process.
-  const Package& package(const std::string& db) {
+  // The package file for `db`, opened once per process (again after it
+  // changed in place). Held by each lookup that uses it: one that is
+  // opened anew does not free it under another thread.
+  std::shared_ptr<const Package> package(const std::string& db) {
     std::lock_guard lock(mutex_);
     auto it = packages_.find(db);
     if (it != packages_.end()) return it->second;
     const std::string path = folder_ + "/" + db + ".kdb";
-    Package& kept = packages_[db];
+    auto made = std::make_shared<Package>();
+    packages_[db] = made;
+    Package& kept = *made;
     const TrustedKeys& keys = trusted_keys();
     // Trusted as far as its file (ssh's StrictModes) unless keys are
     // configured: a package another user could write is refused, once, and
@@ -219,7 +284,7 @@ class SystemTier final : public Tier {
       kept.present = true;  // refused, not missing: no second warning
       log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
                      "System database file " + path + " is " + untrusted_text(*owner_problem));
-      return kept;
+      return made;
     }
     auto opened = KdbReader::open(path, env_);
     // Checked again on the file opened: one put in place between the first
@@ -230,18 +295,17 @@ class SystemTier final : public Tier {
       kept.present = true;
       log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
                      "System database file " + path + " is " + untrusted_text(*opened_problem));
-      return kept;
+      return made;
     }
     if (opened && keys.configured()) {
       if (auto refusal = keys.refusal(**opened)) {
         kept.present = true;
         log_.warn_once("SystemDb:unsigned:" + path, "SystemDb",
                        "System database file " + path + " is " + unsigned_text(*refusal));
-        return kept;
+        return made;
       }
       kept.check_digests = true;
       kept.check_every_read = opened_problem.has_value();
-      kept.digest_checked = std::make_unique<std::atomic<bool>[]>((*opened)->slots().size());
     }
     kept.present = opened.is_ok() || opened.status().code() != StatusCode::kNotFound;
     // A package that cannot be used is treated as absent, with one warning
@@ -249,6 +313,14 @@ class SystemTier final : public Tier {
     // (TierEvents says it), an unreadable one (a folder, EACCES, EIO) is
     // said here. A read-only package is never moved or repaired.
     if (opened) {
+      kept.checked = std::make_unique<std::atomic<bool>[]>((*opened)->slots().size());
+      // Lent from a mapping unless others can write the file or another
+      // machine can (a network or FUSE file system): then copied out.
+      if (!kept.check_every_read && env_.file_system(path).kind == FileSystemKind::kLocal) {
+        if (Status mapped = (*opened)->map(); !mapped.is_ok()) {
+          log_.debug("SystemDb", mapped.message() + "; its entries are read instead");
+        }
+      }
       kept.reader = std::move(*opened);
     } else if (opened.status().code() == StatusCode::kCorruption) {
       events_.on_corrupt(name(), path, opened.status());
@@ -257,7 +329,7 @@ class SystemTier final : public Tier {
                      "System database file " + path +
                          " is unreadable and is ignored: " + opened.status().message());
     }
-    return kept;
+    return made;
   }
 
   const std::string folder_;
@@ -268,7 +340,7 @@ class SystemTier final : public Tier {
   const Logger& log_;
   TierEvents& events_;
   std::mutex mutex_;
-  std::map<std::string, Package> packages_;  // std::map: references stay valid
+  std::map<std::string, std::shared_ptr<Package>> packages_;
 };
 
 }  // namespace

@@ -1,0 +1,39 @@
+// A read-only mapping of the start of an open file, guarded against the
+// file being truncated beneath it (env/sigbus_guard.h): a lost page reads
+// as zeros and the mapping says it is damaged. Views of it may be lent
+// out while a shared_ptr to it is held (docs/design.md §3).
+#pragma once
+
+#include <kcache/status.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace kcache {
+
+class FileMapping {
+ public:
+  // Maps bytes [0, length) of the open file `fd` (which may be closed
+  // afterwards); `path` names it in errors. kNotSupported when the range
+  // cannot be guarded (then the caller reads the file instead).
+  static Result<std::shared_ptr<const FileMapping>> map(int fd, std::uint64_t length,
+                                                        const std::string& path);
+  ~FileMapping();
+  FileMapping(const FileMapping&) = delete;
+  FileMapping& operator=(const FileMapping&) = delete;
+
+  [[nodiscard]] std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  // Whether a page was lost to a truncation and reads as zeros.
+  [[nodiscard]] bool damaged() const;
+
+ private:
+  FileMapping(const std::uint8_t* data, std::size_t size, int slot)
+      : data_(data), size_(size), slot_(slot) {}
+  const std::uint8_t* data_;
+  std::size_t size_;
+  int slot_;  // in sigbus_guard's table
+};
+
+}  // namespace kcache
