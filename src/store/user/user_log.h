@@ -26,6 +26,8 @@ inline constexpr std::size_t kHeaderSize = 64;
 inline constexpr std::size_t kHintRecordSize = 32;
 inline constexpr std::size_t kRemovalSize = 32;
 inline constexpr std::uint64_t kAlignment = 8;
+// The tier's folders (and quarantine/) are private to the user.
+inline constexpr mode_t kFolderMode = 0700;
 
 using Generation = std::array<std::uint8_t, 16>;
 enum class FileKind { kLog, kHint };

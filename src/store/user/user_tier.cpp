@@ -8,23 +8,27 @@
 #include <set>
 #include <shared_mutex>
 #include <thread>
-#include <unordered_map>
 
 #include "format/entry.h"
 #include "format/hash.h"
+#include "store/user/log_compaction.h"
+#include "store/user/quarantine.h"
+#include "store/user/user_db.h"
 #include "store/user/user_log.h"
 
 namespace kcache {
 namespace {
 
+using userlog::Db;
 using userlog::HintRecord;
+using userlog::LogScan;
+using userlog::RecordMap;
+using userlog::scan_log;
 using userlog::ScanStep;
 
-constexpr mode_t kFolderMode = 0700;
 constexpr std::string_view kLogSuffix = ".ukdb";
 constexpr std::string_view kHintSuffix = ".ukdx";
 constexpr std::string_view kLocksSuffix = ".locks";
-constexpr std::string_view kQuarantineFolder = "quarantine";
 // Byte 0 of <db>.locks guards appends to the log; keys lock odd bytes.
 constexpr std::uint64_t kAppendLockOffset = 0;
 // How long a write waits for other processes' appends (each one entry and
@@ -35,113 +39,14 @@ constexpr std::uint64_t kMaxQuarantineCopy = 64u << 20;
 // A temporary file older than this was left by a killed writer.
 constexpr std::int64_t kStaleTempSeconds = 3600;
 
-struct KeyHash {
-  std::size_t operator()(const CacheKey& key) const {
-    std::size_t h;
-    std::memcpy(&h, key.bytes().data(), sizeof h);
-    return h;
-  }
-};
-using RecordMap = std::unordered_map<CacheKey, HintRecord, KeyHash>;
-
-// One database, open: its log held open and what the hint says of it.
-struct Db {
-  std::unique_ptr<File> log;
-  std::unique_ptr<File> hint;  // null when the hint did not match the log
-  bool writable = false;
-  userlog::Generation generation{};
-  mutable std::shared_mutex mutex;  // guards the members below
-  // key -> its newest record, a removal included (so that an older record
-  // met later, in a hint read after a scan, does not bring it back)
-  RecordMap newest;
-  std::uint64_t hint_read = userlog::kHeaderSize;  // bytes of the hint applied
-  // How far the hint file covers the log: writers hint what lies past it.
-  std::uint64_t hinted_end = userlog::kHeaderSize;
-  // How far this process has read the log (past the hint, on a miss).
-  std::uint64_t read_end = userlog::kHeaderSize;
-
-  // The caller holds `mutex` exclusively (as for the two below).
-  void apply(const HintRecord& record) {
-    auto [it, added] = newest.try_emplace(record.key, record);
-    if (!added && it->second.offset < record.offset) it->second = record;
-    read_end = std::max(read_end, record.end());
-  }
-  // apply(), for a record the hint file holds.
-  void apply_hinted(const HintRecord& record) {
-    apply(record);
-    hinted_end = std::max(hinted_end, record.end());
-  }
-  std::optional<HintRecord> find(const CacheKey& key) const {
-    std::shared_lock lock(mutex);
-    auto it = newest.find(key);
-    if (it == newest.end() || it->second.removal()) return std::nullopt;
-    return it->second;
-  }
-  // The newest records of the keys present, in log order.
-  std::vector<HintRecord> records() const {
-    std::shared_lock lock(mutex);
-    std::vector<HintRecord> out;
-    out.reserve(newest.size());
-    for (const auto& [key, record] : newest) {
-      if (!record.removal()) out.push_back(record);
-    }
-    std::sort(out.begin(), out.end(),
-              [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
-    return out;
-  }
-  [[nodiscard]] std::size_t size() const {
-    std::shared_lock lock(mutex);
-    return static_cast<std::size_t>(std::count_if(
-        newest.begin(), newest.end(), [](const auto& item) { return !item.second.removal(); }));
-  }
-};
-
-// What a scan of a whole log found.
-struct LogScan {
-  std::uint64_t size = 0;  // of the log when the scan began
-  RecordMap live;
-  std::uint64_t end = userlog::kHeaderSize;  // after the last valid record
-  std::uint64_t entries = 0;                 // valid entry records
-  std::vector<ScanStep> damaged;             // damaged bytes followed by valid records
-  std::optional<ScanStep> torn_tail;         // damaged bytes that end the log
-};
-
-Result<LogScan> scan_log(const File& log) {
-  auto size = log.size();
-  if (!size) return size.status();
-  LogScan scan;
-  scan.size = *size;
-  for (std::uint64_t offset = userlog::kHeaderSize;;) {
-    auto step = userlog::scan_step(log, offset, *size);
-    if (!step) return step.status();
-    switch (step->kind) {
-      case ScanStep::Kind::kEnd:
-        return scan;
-      case ScanStep::Kind::kEntry:
-        ++scan.entries;
-        scan.live[step->record.key] = step->record;
-        scan.end = step->next;
-        break;
-      case ScanStep::Kind::kRemoval:
-        scan.live.erase(step->record.key);
-        scan.end = step->next;
-        break;
-      case ScanStep::Kind::kDamaged:
-        if (step->next >= *size) {
-          scan.torn_tail = *step;
-        } else {
-          scan.damaged.push_back(*step);
-        }
-        break;
-    }
-    offset = step->next;
-  }
-}
-
 class UserTier final : public Tier {
  public:
   UserTier(UserTierOptions options, Env& env, const Logger& log, TierEvents& events)
-      : options_(std::move(options)), env_(env), log_(log), events_(events) {}
+      : options_(std::move(options)),
+        env_(env),
+        log_(log),
+        events_(events),
+        quarantine_(env, options_.dir) {}
 
   std::string_view name() const override { return "user"; }
 
@@ -693,7 +598,7 @@ class UserTier final : public Tier {
                const HintRecord& record, const ByteBuffer& bytes, const Status& problem) {
     const std::string where = log_path(name) + " at offset " + std::to_string(record.offset);
     events_.on_corrupt(this->name(), where, problem);
-    if (bytes.size > 0) (void)write_quarantine(name, record.key.hex(), bytes.span());
+    if (bytes.size > 0) (void)quarantine_.keep_copy(name, record.key.hex(), bytes.span());
     if (!ensure_dir(options_.dir).is_ok()) return;
     auto lock = append_lock(name, std::chrono::seconds(1));
     if (!lock) return;
@@ -721,7 +626,7 @@ class UserTier final : public Tier {
       return;
     }
     if (info->type != FileType::kRegular) {
-      bool fixed = repair && move_to_quarantine(name, path);
+      bool fixed = repair && quarantine_.move_in(name, path);
       report.problems.push_back({path, "not a regular file", fixed});
       return;
     }
@@ -736,7 +641,7 @@ class UserTier final : public Tier {
                                    : Result<userlog::Generation>(read);
     if (!generation) {
       log->reset();
-      bool fixed = repair && move_to_quarantine(name, path);
+      bool fixed = repair && quarantine_.move_in(name, path);
       if (fixed) forget(name);
       report.problems.push_back({path, generation.status().message(), fixed});
       return;
@@ -867,43 +772,18 @@ class UserTier final : public Tier {
       if (key == damaged_keys.end() || step.damaged > kMaxQuarantineCopy) continue;
       ByteBuffer bytes = ByteBuffer::allocate(step.damaged);
       if (log.read_at(step.record.offset, bytes.mutable_span()).is_ok()) {
-        (void)write_quarantine(name, key->second.hex(), bytes.span());
+        (void)quarantine_.keep_copy(name, key->second.hex(), bytes.span());
       }
     }
-    Db db;
-    db.generation = userlog::new_generation();
     std::vector<HintRecord> records;
     for (const auto& [key, record] : scan.live) records.push_back(record);
-    std::sort(records.begin(), records.end(),
-              [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
-    const std::string path = log_path(name);
-    const std::string temp = path + ".tmp.compact." + std::to_string(env_.now_unix());
-    auto out = env_.new_writable_file(temp, 0600);
-    if (!out) return out.status();
-    const auto header = userlog::encode_header(userlog::FileKind::kLog, db.generation);
-    Status s = (*out)->append(header);
-    std::uint64_t at = userlog::kHeaderSize;
-    static constexpr std::uint8_t kPadding[userlog::kAlignment] = {};
-    for (const HintRecord& record : records) {
-      if (!s.is_ok()) break;
-      ByteBuffer bytes = ByteBuffer::allocate(record.size);
-      s = log.read_at(record.offset, bytes.mutable_span());
-      if (s.is_ok()) s = (*out)->append(bytes.span());
-      const std::uint64_t pad = userlog::padded(record.size) - record.size;
-      if (s.is_ok() && pad > 0) s = (*out)->append({kPadding, pad});
-      db.apply(HintRecord{record.key, at, record.size});
-      at += userlog::padded(record.size);
-    }
-    if (s.is_ok() && options_.sync) s = (*out)->sync();
-    if (s.is_ok()) s = (*out)->close();
-    out->reset();
-    if (s.is_ok()) s = env_.rename(temp, path);
-    if (!s.is_ok()) {
-      (void)env_.remove_file(temp);
-      return s;
-    }
-    if (options_.sync) (void)env_.sync_dir(options_.dir);
-    db.read_end = at;
+    auto compacted = write_compacted_log(env_, log, std::move(records), log_path(name),
+                                         {options_.dir, options_.sync});
+    if (!compacted) return compacted.status();
+    Db db;
+    db.generation = compacted->generation;
+    for (const HintRecord& record : compacted->records) db.apply(record);
+    db.read_end = compacted->end;
     return write_hint(name, db);
   }
 
@@ -942,7 +822,7 @@ class UserTier final : public Tier {
     if (auto info = env_.file_info(path); !lock && info && info->type != FileType::kRegular) {
       events_.on_corrupt(this->name(), path,
                          Status::corruption("not a lock file: " + lock.status().message()));
-      move_to_quarantine(db, path);
+      quarantine_.move_in(db, path);
       lock = env_.try_lock(path, offset);
     }
     return lock;
@@ -978,7 +858,7 @@ class UserTier final : public Tier {
       std::lock_guard lock(mutex_);
       if (created_dirs_.contains(dir)) return Status::ok();
     }
-    if (Status s = env_.create_dirs(dir, kFolderMode); !s.is_ok()) return s;
+    if (Status s = env_.create_dirs(dir, userlog::kFolderMode); !s.is_ok()) return s;
     std::lock_guard lock(mutex_);
     created_dirs_.insert(dir);
     return Status::ok();
@@ -1014,53 +894,15 @@ class UserTier final : public Tier {
   // Reports a bad file and moves it aside.
   void quarantine_file(const std::string& db, const std::string& path, const Status& problem) {
     events_.on_corrupt(this->name(), path, problem);
-    move_to_quarantine(db, path);
+    quarantine_.move_in(db, path);
     forget(db);
-  }
-
-  std::string quarantine_stem(const std::string& db, const std::string& what) const {
-    return options_.dir + "/" + std::string(kQuarantineFolder) + "/" + db + "." + what + "." +
-           std::to_string(env_.now_unix());
-  }
-  std::string free_quarantine_name(const std::string& stem) const {
-    std::string target = stem + ".bad";
-    for (int n = 1; env_.file_info(target).is_ok() && n < 1000; ++n) {
-      target = stem + "." + std::to_string(n) + ".bad";
-    }
-    return target;
-  }
-
-  // Copies bad bytes to quarantine/<db>.<what>.<unix time>.bad.
-  Status write_quarantine(const std::string& db, const std::string& what,
-                          std::span<const std::uint8_t> bytes) {
-    if (Status s =
-            env_.create_dirs(options_.dir + "/" + std::string(kQuarantineFolder), kFolderMode);
-        !s.is_ok()) {
-      return s;
-    }
-    return env_.write_file_atomic(free_quarantine_name(quarantine_stem(db, what)), bytes,
-                                  /*sync=*/false, 0600);
-  }
-
-  // Moves `path` to quarantine/<db>.<name>.<unix time>.bad (never deletes
-  // it silently); true when moved. A file that cannot be moved is removed,
-  // so that it is not met again.
-  bool move_to_quarantine(const std::string& db, const std::string& path) {
-    const std::string base = path.substr(path.find_last_of('/') + 1);
-    const std::string target = free_quarantine_name(quarantine_stem(db, base));
-    Status moved =
-        env_.create_dirs(options_.dir + "/" + std::string(kQuarantineFolder), kFolderMode);
-    if (moved.is_ok()) moved = env_.rename(path, target);
-    if (moved.is_ok()) return true;
-    if (env_.remove_file(path).is_ok()) return false;
-    (void)env_.remove_all(path);  // a folder where a file belongs
-    return false;
   }
 
   const UserTierOptions options_;
   Env& env_;
   const Logger& log_;
   TierEvents& events_;
+  const Quarantine quarantine_;
   std::mutex mutex_;  // guards the members below
   std::set<std::string> created_dirs_;
   std::map<std::string, std::shared_ptr<Db>, std::less<>> dbs_;

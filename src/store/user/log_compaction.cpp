@@ -1,0 +1,48 @@
+#include "store/user/log_compaction.h"
+
+#include <algorithm>
+
+#include "format/byte_buffer.h"
+
+namespace kcache {
+
+using userlog::HintRecord;
+
+Result<CompactedLog> write_compacted_log(Env& env, const File& log, std::vector<HintRecord> records,
+                                         const std::string& path,
+                                         const CompactionOptions& options) {
+  std::sort(records.begin(), records.end(),
+            [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
+  CompactedLog compacted;
+  compacted.generation = userlog::new_generation();
+  const std::string temp = path + ".tmp.compact." + std::to_string(env.now_unix());
+  auto out = env.new_writable_file(temp, 0600);
+  if (!out) return out.status();
+  const auto header = userlog::encode_header(userlog::FileKind::kLog, compacted.generation);
+  Status s = (*out)->append(header);
+  std::uint64_t at = userlog::kHeaderSize;
+  static constexpr std::uint8_t kPadding[userlog::kAlignment] = {};
+  for (const HintRecord& record : records) {
+    if (!s.is_ok()) break;
+    ByteBuffer bytes = ByteBuffer::allocate(record.size);
+    s = log.read_at(record.offset, bytes.mutable_span());
+    if (s.is_ok()) s = (*out)->append(bytes.span());
+    const std::uint64_t pad = userlog::padded(record.size) - record.size;
+    if (s.is_ok() && pad > 0) s = (*out)->append({kPadding, pad});
+    compacted.records.push_back(HintRecord{record.key, at, record.size});
+    at += userlog::padded(record.size);
+  }
+  if (s.is_ok() && options.sync) s = (*out)->sync();
+  if (s.is_ok()) s = (*out)->close();
+  out->reset();
+  if (s.is_ok()) s = env.rename(temp, path);
+  if (!s.is_ok()) {
+    (void)env.remove_file(temp);
+    return s;
+  }
+  if (options.sync) (void)env.sync_dir(options.folder);
+  compacted.end = at;
+  return compacted;
+}
+
+}  // namespace kcache

@@ -1,0 +1,37 @@
+// quarantine/ of a user-tier folder: bad bytes copied aside and bad files
+// moved aside, named <db>.<what>.<unix time>[.<n>].bad; nothing the tier
+// finds bad is deleted silently.
+#pragma once
+
+#include <kcache/status.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "env/env.h"
+
+namespace kcache {
+
+class Quarantine {
+ public:
+  // The quarantine of the tier folder `tier_dir`.
+  Quarantine(Env& env, const std::string& tier_dir)
+      : env_(env), folder_(tier_dir + "/quarantine") {}
+
+  // Copies bad bytes of database `db` (`what`: a key's hex, say) there.
+  Status keep_copy(const std::string& db, const std::string& what,
+                   std::span<const std::uint8_t> bytes) const;
+  // Moves `path` there; true when moved. A file that cannot be moved is
+  // removed, so that it is not met again.
+  bool move_in(const std::string& db, const std::string& path) const;
+
+ private:
+  // A name there for `what` of `db` that no file has yet.
+  [[nodiscard]] std::string free_name(const std::string& db, const std::string& what) const;
+
+  Env& env_;
+  const std::string folder_;
+};
+
+}  // namespace kcache

@@ -1,0 +1,98 @@
+// One user-tier database as a process holds it: its log open, and the
+// index of each key's newest record, read from the hint and from the log
+// past it; and the scan of a whole log that verify and compaction use.
+#pragma once
+
+#include <kcache/key.h>
+#include <kcache/status.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "env/env.h"
+#include "store/user/user_log.h"
+
+namespace kcache::userlog {
+
+struct KeyHash {
+  std::size_t operator()(const CacheKey& key) const {
+    std::size_t h;
+    std::memcpy(&h, key.bytes().data(), sizeof h);
+    return h;
+  }
+};
+using RecordMap = std::unordered_map<CacheKey, HintRecord, KeyHash>;
+
+// One database, open: its log held open and what the hint says of it.
+struct Db {
+  std::unique_ptr<File> log;
+  std::unique_ptr<File> hint;  // null when the hint did not match the log
+  bool writable = false;
+  userlog::Generation generation{};
+  mutable std::shared_mutex mutex;  // guards the members below
+  // key -> its newest record, a removal included (so that an older record
+  // met later, in a hint read after a scan, does not bring it back)
+  RecordMap newest;
+  std::uint64_t hint_read = userlog::kHeaderSize;  // bytes of the hint applied
+  // How far the hint file covers the log: writers hint what lies past it.
+  std::uint64_t hinted_end = userlog::kHeaderSize;
+  // How far this process has read the log (past the hint, on a miss).
+  std::uint64_t read_end = userlog::kHeaderSize;
+
+  // The caller holds `mutex` exclusively (as for the two below).
+  void apply(const HintRecord& record) {
+    auto [it, added] = newest.try_emplace(record.key, record);
+    if (!added && it->second.offset < record.offset) it->second = record;
+    read_end = std::max(read_end, record.end());
+  }
+  // apply(), for a record the hint file holds.
+  void apply_hinted(const HintRecord& record) {
+    apply(record);
+    hinted_end = std::max(hinted_end, record.end());
+  }
+  std::optional<HintRecord> find(const CacheKey& key) const {
+    std::shared_lock lock(mutex);
+    auto it = newest.find(key);
+    if (it == newest.end() || it->second.removal()) return std::nullopt;
+    return it->second;
+  }
+  // The newest records of the keys present, in log order.
+  std::vector<HintRecord> records() const {
+    std::shared_lock lock(mutex);
+    std::vector<HintRecord> out;
+    out.reserve(newest.size());
+    for (const auto& [key, record] : newest) {
+      if (!record.removal()) out.push_back(record);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
+    return out;
+  }
+  [[nodiscard]] std::size_t size() const {
+    std::shared_lock lock(mutex);
+    return static_cast<std::size_t>(std::count_if(
+        newest.begin(), newest.end(), [](const auto& item) { return !item.second.removal(); }));
+  }
+};
+
+// What a scan of a whole log found.
+struct LogScan {
+  std::uint64_t size = 0;  // of the log when the scan began
+  RecordMap live;
+  std::uint64_t end = userlog::kHeaderSize;  // after the last valid record
+  std::uint64_t entries = 0;                 // valid entry records
+  std::vector<ScanStep> damaged;             // damaged bytes followed by valid records
+  std::optional<ScanStep> torn_tail;         // damaged bytes that end the log
+};
+
+// Reads the whole of `log`: its valid records, the damaged bytes between
+// them, and a torn tail.
+Result<LogScan> scan_log(const File& log);
+
+}  // namespace kcache::userlog
