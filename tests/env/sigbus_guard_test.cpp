@@ -34,6 +34,14 @@ const volatile std::uint8_t* lost_page(const std::string& path) {
 void exit_42(int /*signal*/, siginfo_t* /*info*/, void* /*context*/) { ::_exit(42); }
 void exit_43(int /*signal*/) { ::_exit(43); }
 
+// The handler a program had before kcache's: SA_SIGINFO, exits with 42.
+void handle_sigbus_with_exit_42() {
+  struct sigaction before {};
+  before.sa_sigaction = exit_42;
+  before.sa_flags = SA_SIGINFO;
+  ::sigaction(SIGBUS, &before, nullptr);
+}
+
 class SigbusGuardTest : public ::testing::Test {
  protected:
   void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
@@ -43,12 +51,9 @@ class SigbusGuardTest : public ::testing::Test {
 TEST_F(SigbusGuardTest, AFaultOutsideTheGuardedRangesGoesToTheHandlerBefore) {
   EXPECT_EXIT(
       {
-        struct sigaction before {};
-        before.sa_sigaction = exit_42;
-        before.sa_flags = SA_SIGINFO;
-        ::sigaction(SIGBUS, &before, nullptr);
+        handle_sigbus_with_exit_42();
         testing::write_file(dir_ / "guarded", std::string(kPage, 'g'));
-        const int slot = sigbus_guard::guard(&before, sizeof before);  // any range
+        const int slot = sigbus_guard::guard(&dir_, sizeof dir_);  // any range
         if (slot < 0) std::_Exit(1);
         (void)lost_page(dir_ / "lost")[0];
         std::_Exit(0);
@@ -83,10 +88,7 @@ TEST_F(SigbusGuardTest, WithoutAHandlerBeforeAnUnguardedFaultKillsAsItWould) {
 TEST_F(SigbusGuardTest, AReleasedRangeIsNoLongerGuarded) {
   EXPECT_EXIT(
       {
-        struct sigaction before {};
-        before.sa_sigaction = exit_42;
-        before.sa_flags = SA_SIGINFO;
-        ::sigaction(SIGBUS, &before, nullptr);
+        handle_sigbus_with_exit_42();
         const volatile std::uint8_t* page = lost_page(dir_ / "lost");
         const int slot = sigbus_guard::guard(const_cast<const std::uint8_t*>(page), kPage);
         if (slot < 0) std::_Exit(1);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fakes/counting_events.h"
 #include "fakes/temp_folder.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
@@ -17,13 +18,8 @@
 namespace kcache {
 namespace {
 
+using testing::CountingEvents;
 using testing::TempFolder;
-
-class CountingEvents : public TierEvents {
- public:
-  void on_corrupt(std::string_view, const std::string&, const Status&) override { ++count; }
-  int count = 0;
-};
 
 // An entry whose binary is `size` bytes of `fill`.
 Entry entry_of(const std::string& name, std::size_t size, char fill) {

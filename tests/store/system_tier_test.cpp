@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 
+#include "fakes/counting_events.h"
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
 #include "fakes/test_signer.h"
@@ -20,12 +21,7 @@ namespace kcache {
 namespace {
 
 using testing::TempFolder;
-
-class NullEvents : public TierEvents {
- public:
-  void on_corrupt(std::string_view, const std::string&, const Status&) override { ++count; }
-  int count = 0;
-};
+using NullEvents = testing::CountingEvents;
 
 Entry entry_named(const std::string& name) {
   Entry entry;

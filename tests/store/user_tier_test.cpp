@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "fakes/counting_events.h"
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
 #include "fakes/user_log_files.h"
@@ -21,13 +22,8 @@
 namespace kcache {
 namespace {
 
+using testing::CountingEvents;
 using testing::TempFolder;
-
-class CountingEvents : public TierEvents {
- public:
-  void on_corrupt(std::string_view, const std::string&, const Status&) override { ++count; }
-  int count = 0;
-};
 
 Entry entry_named(const std::string& name) {
   return testing::small_entry("backend fake\nkernel " + name + "\n", name);
