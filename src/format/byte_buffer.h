@@ -19,6 +19,8 @@
 
 namespace kcache {
 
+// A buffer may also be a read-only view of a mapped package (KdbReader::
+// view): write only through buffers you allocated.
 struct ByteBuffer {
   std::shared_ptr<std::uint8_t[]> data;
   std::size_t size = 0;
