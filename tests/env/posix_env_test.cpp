@@ -17,6 +17,15 @@ namespace {
 
 using testing::TempFolder;
 
+// Whether a temporary file of write_file_atomic lies in `folder`.
+bool writing(const std::string& folder) {
+  std::error_code error;
+  for (const auto& e : std::filesystem::directory_iterator(folder, error)) {
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) return true;
+  }
+  return false;
+}
+
 // kill -9 in the middle of write_file_atomic never leaves a torn file: the
 // path holds the old content or the whole new one. Large files make the
 // write long enough (tens of ms) for the kill to land inside it.
@@ -36,7 +45,19 @@ TEST(PosixEnvTest, AtomicWriteSurvivesKillNine) {
         if (!Env::posix().write_file_atomic(path, data, /*sync=*/false).is_ok()) ::_exit(1);
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 80));
+    // The kill waits until the child is inside a write (its temporary file
+    // exists), then comes up to 2 ms later: sometimes mid-write, sometimes
+    // just after a rename. A kill at a random time alone once missed every
+    // write in 20 tries on a loaded machine.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!writing(dir.path())) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the child never started a write";
+      std::this_thread::yield();
+    }
+    const auto kill_at =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(random() % 2000);
+    while (std::chrono::steady_clock::now() < kill_at) {
+    }
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     // Leftover temporaries are the only trace of a kill inside a write.
