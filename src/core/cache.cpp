@@ -36,6 +36,7 @@
 #include "env/temp_dir.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
+#include "store/guarded_tier.h"
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
 #include "store/tier.h"
@@ -128,11 +129,15 @@ class Cache::Impl final : public TierEvents {
     }
     if (!config_.enabled) return;
     if (config_.memory_cache_size > 0) memory_ = make_memory_tier(config_.memory_cache_size);
+    // The tiers on disk are guarded (store/guarded_tier.h): one that keeps
+    // failing is skipped for a while rather than called on every request.
     if (!config_.system_db_path.empty()) {
-      system_ = make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this);
+      system_ = std::make_unique<GuardedTier>(
+          make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this));
     }
     if (!config_.user_dir.empty()) {
-      user_ = make_user_tier({config_.user_dir, config_.sync}, env_, log_, *this);
+      user_ = std::make_unique<GuardedTier>(
+          make_user_tier({config_.user_dir, config_.sync}, env_, log_, *this));
     }
     compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
   }

@@ -206,6 +206,37 @@ TEST_F(CacheFaultTest, LogThatCannotBeReadIsCompiledAgainWithOneWarning) {
   unreadable_log_is_compiled_again(EIO);
 }
 
+// A system package that fails every read once it is open (a dying disk):
+// after five failures in a row the system tier is skipped
+// (store/guarded_tier.h), so later requests do not reach it at all; one
+// warning, and every kernel still comes back.
+TEST_F(CacheFaultTest, ATierThatKeepsFailingIsSkippedNotCalledEachTime) {
+  std::vector<std::string> sources;
+  for (int i = 0; i < 12; ++i) sources.push_back("k" + std::to_string(i));
+  expect_kernels(sources, TierKind::kCompiled);
+  const std::string package = dir / "system/gfx906_60.kdb";
+  {
+    auto cache = open();
+    ASSERT_TRUE(cache->export_db("gfx906_60", package).is_ok());
+  }
+  std::filesystem::remove_all(user_dir());
+  auto cache = open();
+  ASSERT_EQ(cache->get_or_compile(request("k0"), compiler)->tier, TierKind::kSystem);
+  log.clear();
+  env.inject(FaultOp::kRead, package, EIO);
+  std::vector<int> faults_after;
+  for (std::size_t i = 1; i < sources.size(); ++i) {
+    auto kernel = cache->get_or_compile(request(sources[i]), compiler);
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().to_string();
+    EXPECT_EQ(kernel->tier, TierKind::kCompiled);
+    faults_after.push_back(env.faults_met());
+  }
+  EXPECT_EQ(faults_after[0], 1) << "the fault was not met";
+  EXPECT_EQ(faults_after.back(), 5) << ::testing::PrintToString(faults_after);
+  const std::string warning = one_warning();
+  EXPECT_NE(warning.find(std::strerror(EIO)), std::string::npos) << warning;
+}
+
 // A cache folder this process may not enter or write (chmod 000, another
 // user's): the reads are misses, not errors, so the one warning is the
 // write's.

@@ -12,6 +12,7 @@
 #include "fakes/user_log_files.h"
 #include "format/hash.h"
 #include "format/kdb_file.h"
+#include "store/guarded_tier.h"
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
 #include "store/user/user_tier.h"
@@ -74,7 +75,11 @@ class MemoryHarness : public TierHarness {
 
 class UserHarness : public TierHarness {
  public:
-  UserHarness() : tier_(make_user_tier({dir / "user", true}, Env::posix(), log, events)) {}
+  // `guarded`: wrapped as the cache holds it (store/guarded_tier.h).
+  explicit UserHarness(bool guarded = false)
+      : tier_(make_user_tier({dir / "user", true}, Env::posix(), log, events)) {
+    if (guarded) tier_ = std::make_unique<GuardedTier>(std::move(tier_));
+  }
   Tier& tier() override { return *tier_; }
   void seed(const std::string& db, const std::vector<Entry>& entries) override {
     for (const auto& e : entries) {
@@ -98,7 +103,7 @@ class UserHarness : public TierHarness {
 
 class SystemHarness : public TierHarness {
  public:
-  SystemHarness() {
+  explicit SystemHarness(bool guarded = false) : guarded_(guarded) {
     std::filesystem::create_directories(dir / "system");
     reopen();
   }
@@ -121,7 +126,11 @@ class SystemHarness : public TierHarness {
   }
 
  private:
-  void reopen() { tier_ = make_system_tier(dir / "system", {}, Env::posix(), log, events); }
+  void reopen() {
+    tier_ = make_system_tier(dir / "system", {}, Env::posix(), log, events);
+    if (guarded_) tier_ = std::make_unique<GuardedTier>(std::move(tier_));
+  }
+  const bool guarded_;
   std::unique_ptr<Tier> tier_;
 };
 
@@ -220,7 +229,10 @@ INSTANTIATE_TEST_SUITE_P(
     AllTiers, TierConformanceTest,
     ::testing::Values(TierParam{"memory", [] { return std::make_unique<MemoryHarness>(); }},
                       TierParam{"user", [] { return std::make_unique<UserHarness>(); }},
-                      TierParam{"system", [] { return std::make_unique<SystemHarness>(); }}),
+                      TierParam{"system", [] { return std::make_unique<SystemHarness>(); }},
+                      TierParam{"guarded_user", [] { return std::make_unique<UserHarness>(true); }},
+                      TierParam{"guarded_system",
+                                [] { return std::make_unique<SystemHarness>(true); }}),
     [](const auto& test_info) { return std::string(test_info.param.name); });
 
 }  // namespace
