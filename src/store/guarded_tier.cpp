@@ -7,12 +7,13 @@ namespace kcache {
 GuardedTier::GuardedTier(std::unique_ptr<Tier> inner, BreakerPolicy policy, Clock clock)
     : inner_(std::move(inner)), policy_(policy), clock_(std::move(clock)) {}
 
-bool GuardedTier::Breaker::admit(std::chrono::steady_clock::time_point now, bool& probe,
-                                 Status& skipped) {
+bool GuardedTier::Breaker::admit(const Clock& clock, bool& probe, Status& skipped) {
   probe = false;
+  // The hot path: no failure since the last answer, no lock, no clock.
+  if (!troubled_.load(std::memory_order_acquire)) return true;
   std::lock_guard lock(mutex_);
   if (!open_) return true;
-  if (probing_ || now < closed_until_) {
+  if (probing_ || clock() < closed_until_) {
     skipped = last_failure_;
     return false;
   }
@@ -21,24 +22,26 @@ bool GuardedTier::Breaker::admit(std::chrono::steady_clock::time_point now, bool
   return true;
 }
 
-bool GuardedTier::Breaker::record(const Status& failure, bool probe,
-                                  std::chrono::steady_clock::time_point now,
+bool GuardedTier::Breaker::record(const Status& failure, bool probe, const Clock& clock,
                                   const BreakerPolicy& policy) {
+  if (failure.is_ok() && !probe && !troubled_.load(std::memory_order_acquire)) return false;
   std::lock_guard lock(mutex_);
   if (probe) probing_ = false;
   if (failure.is_ok()) {
     failures_in_a_row_ = 0;
     open_ = false;
     pause_ = std::chrono::milliseconds(0);
+    troubled_.store(false, std::memory_order_release);
     return false;
   }
+  troubled_.store(true, std::memory_order_release);
   ++failures_in_a_row_;
   last_failure_ = failure;
   if (!probe && (open_ || failures_in_a_row_ < policy.failures_to_trip)) return false;
   // Tripped, or a probe failed: closed to calls for a longer pause.
   pause_ = pause_.count() == 0 ? policy.first_pause : std::min(pause_ * 2, policy.longest_pause);
   open_ = true;
-  closed_until_ = now + pause_;
+  closed_until_ = clock() + pause_;
   return true;
 }
 
@@ -57,14 +60,14 @@ template <typename Call>
 auto GuardedTier::guarded(Breaker& breaker, Call&& call) -> decltype(call()) {
   bool probe = false;
   Status skipped;
-  if (!breaker.admit(clock_(), probe, skipped)) {
+  if (!breaker.admit(clock_, probe, skipped)) {
     counters_.skipped.fetch_add(1, std::memory_order_relaxed);
     return skipped;
   }
   auto result = call();
   const Status failure = failure_in(result);
   if (!failure.is_ok()) counters_.failures.fetch_add(1, std::memory_order_relaxed);
-  if (breaker.record(failure, probe, clock_(), policy_)) {
+  if (breaker.record(failure, probe, clock_, policy_)) {
     counters_.trips.fetch_add(1, std::memory_order_relaxed);
   }
   return result;

@@ -74,14 +74,16 @@ class GuardedTier final : public Tier {
     // Whether a call may go to the tier now (else `skipped` is what it
     // answers); `probe` is set when it is the one call let through an open
     // breaker.
-    bool admit(std::chrono::steady_clock::time_point now, bool& probe, Status& skipped);
+    bool admit(const Clock& clock, bool& probe, Status& skipped);
     // What the admitted call gave: ok, or the failure; true when this
     // failure opened the breaker.
-    bool record(const Status& failure, bool probe, std::chrono::steady_clock::time_point now,
-                const BreakerPolicy& policy);
+    bool record(const Status& failure, bool probe, const Clock& clock, const BreakerPolicy& policy);
 
    private:
-    std::mutex mutex_;
+    // Set from a failure until the next answer: only then are the lock and
+    // the clock needed.
+    std::atomic<bool> troubled_{false};
+    std::mutex mutex_;  // guards the members below
     int failures_in_a_row_ = 0;
     bool open_ = false;
     bool probing_ = false;
