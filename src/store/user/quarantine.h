@@ -27,6 +27,9 @@ class Quarantine {
   bool move_in(const std::string& db, const std::string& path) const;
 
  private:
+  // The folder, made when missing; something else in its place (a link, a
+  // file) is renamed aside first.
+  [[nodiscard]] Status make_folder() const;
   // A name there for `what` of `db` that no file has yet.
   [[nodiscard]] std::string free_name(const std::string& db, const std::string& what) const;
 

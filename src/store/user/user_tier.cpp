@@ -266,6 +266,7 @@ class UserTier final : public Tier {
         return log.status();
       }
     }
+    if (Status own = opened_own_file(path, **log); !own.is_ok()) return own;
     db->log = std::move(*log);
     std::uint8_t header[userlog::kHeaderSize];
     auto size = db->log->size();
@@ -280,7 +281,8 @@ class UserTier final : public Tier {
 
     auto hint = db->writable ? env_.open_file(hint_path(name), OpenMode::kReadWrite)
                              : env_.open_random_access(hint_path(name));
-    if (hint && matches(**hint, db->generation)) {
+    if (hint && opened_own_file(hint_path(name), **hint).is_ok() &&
+        matches(**hint, db->generation)) {
       db->hint = std::move(*hint);
       std::unique_lock lock(db->mutex);
       read_hint(*db);
@@ -584,6 +586,7 @@ class UserTier final : public Tier {
     if (Status s = env_.write_file_atomic(path, bytes, /*sync=*/false, 0600); !s.is_ok()) return s;
     auto hint = env_.open_file(path, OpenMode::kReadWrite);
     if (!hint) return hint.status();
+    if (Status own = opened_own_file(path, **hint); !own.is_ok()) return own;
     std::unique_lock lock(db.mutex);
     db.hint = std::move(*hint);
     db.hint_read = bytes.size();
@@ -631,6 +634,9 @@ class UserTier final : public Tier {
       return;
     }
     auto log = repair ? env_.open_file(path, OpenMode::kReadWrite) : env_.open_random_access(path);
+    if (log) {
+      if (Status own = opened_own_file(path, **log); !own.is_ok()) log = own;
+    }
     if (!log) {
       report.problems.push_back({path, log.status().message(), false});
       return;
@@ -713,6 +719,9 @@ class UserTier final : public Tier {
                            std::vector<VerifyReport::Problem>& found) {
     const std::string path = hint_path(name);
     auto hint = env_.open_random_access(path);
+    if (hint) {
+      if (Status own = opened_own_file(path, **hint); !own.is_ok()) hint = own;
+    }
     if (!hint) {
       found.push_back({path, hint.status().message(), false});
       return {};
@@ -812,12 +821,34 @@ class UserTier final : public Tier {
 
   // ---- locks, folders, quarantine ---------------------------------------
 
+  // Whether `file`, just opened at `path`, is the regular file there and
+  // not one a symbolic link leads to (another user's log, say): the tier
+  // never follows a link in its folder. A link is a bad file (kCorruption:
+  // moved aside); a file swapped between the open and the check is an
+  // I/O error (a miss).
+  Status opened_own_file(const std::string& path, const File& file) const {
+    auto info = env_.file_info(path);
+    if (!info) return info.status();
+    if (info->type == FileType::kSymlink) {
+      return Status::corruption(path +
+                                " is a symbolic link; kcache does not follow links in its cache");
+    }
+    if (!(info->id == file.id())) return Status::io_error(path + " was replaced as it was opened");
+    return Status::ok();
+  }
+
   // Locks byte `offset` of <db>.locks. Something other than a plain file
   // where the lock file belongs (a folder, say) is moved aside like any bad
   // file, and the lock tried again, once. The content of a lock file is
   // never read, so garbage in it is harmless.
   Result<std::unique_ptr<FileLock>> lock_byte(const std::string& db, std::uint64_t offset) {
     const std::string path = options_.dir + "/" + db + std::string(kLocksSuffix);
+    // A link there is moved aside first: locking opens the file read-write
+    // and creates it, which must never happen at a link's target.
+    if (auto info = env_.file_info(path); info && info->type == FileType::kSymlink) {
+      events_.on_corrupt(this->name(), path, Status::corruption(path + " is a symbolic link"));
+      quarantine_.move_in(db, path);
+    }
     auto lock = env_.try_lock(path, offset);
     if (auto info = env_.file_info(path); !lock && info && info->type != FileType::kRegular) {
       events_.on_corrupt(this->name(), path,
