@@ -189,7 +189,8 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
   }
   nlohmann::json written = nlohmann::json::array();
   for (const auto& db : dbs) {
-    std::string path = to_dir ? output + "/" + db + ".kdb" : output;
+    // Joined as paths: "out/" gives out/<db>.kdb, not out//<db>.kdb.
+    std::string path = to_dir ? (std::filesystem::path(output) / (db + ".kdb")).string() : output;
     // export_db renames its file over `path`: never over a link, FIFO or device.
     if (Status s = check_output_path(path, "--output " + path); !s.is_ok()) {
       return report_failure("export of " + db + ": " + s.message());

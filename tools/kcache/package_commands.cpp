@@ -40,7 +40,7 @@ int install_one(const std::string& path, const std::string& folder) {
   if (error) return report_failure("cannot create " + folder + ": " + error.message());
   auto bytes = read_input_file(path, path, std::uint64_t(1) << 40);
   if (!bytes) return report_failure(bytes.status().message());
-  const std::string target = folder + "/" + db + ".kdb";
+  const std::string target = (std::filesystem::path(folder) / (db + ".kdb")).string();
   if (Status s = write_output_file(
           target, target, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()},
           /*sync=*/true);
@@ -58,7 +58,7 @@ int install_one(const std::string& path, const std::string& folder) {
 int run_install(const std::vector<std::string>& packages, const std::string& prefix) {
   std::string folder;
   if (!prefix.empty()) {
-    folder = prefix + "/share/kcache/db";
+    folder = (std::filesystem::path(prefix) / "share/kcache/db").string();
   } else {
     auto cache = Cache::open();
     if (!cache) return report_failure(cache.status().message());
