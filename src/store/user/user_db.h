@@ -74,6 +74,15 @@ struct Db {
               [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
     return out;
   }
+  // Applies the hint records appended since the last call, up to the
+  // first that fails its check (being written, or torn by a killed
+  // writer). The caller holds `mutex` exclusively (as for the next one).
+  void read_hint();
+  // Applies the records the log holds past what the hint said: appended by
+  // a writer that was killed before its hint record, or hidden behind a
+  // damaged hint record. Stops before damaged bytes (perhaps an append in
+  // progress), which a writer deals with.
+  void read_past_hint();
   [[nodiscard]] std::size_t size() const {
     std::shared_lock lock(mutex);
     return static_cast<std::size_t>(std::count_if(
@@ -90,6 +99,9 @@ struct LogScan {
   std::vector<ScanStep> damaged;             // damaged bytes followed by valid records
   std::optional<ScanStep> torn_tail;         // damaged bytes that end the log
 };
+
+// Whether the hint file `hint` names the log of `generation` in its header.
+bool hint_describes(const File& hint, const Generation& generation);
 
 // Reads the whole of `log`: its valid records, the damaged bytes between
 // them, and a torn tail.

@@ -20,6 +20,7 @@ namespace kcache {
 namespace {
 
 using userlog::Db;
+using userlog::hint_describes;
 using userlog::HintRecord;
 using userlog::LogScan;
 using userlog::RecordMap;
@@ -69,7 +70,7 @@ class UserTier final : public Tier {
     if (*open == nullptr) return Status::ok();
     if (!(*open)->find(key)) {
       std::unique_lock lock((*open)->mutex);
-      read_hint(**open);
+      (*open)->read_hint();
     }
     if (!(*open)->find(key)) return Status::ok();
     const auto removal = userlog::encode_removal(key);
@@ -173,8 +174,8 @@ class UserTier final : public Tier {
         if (*db == nullptr) return std::optional<Entry>();
       } else {
         std::unique_lock lock((*db)->mutex);
-        read_hint(**db);
-        read_past_hint(**db);
+        (*db)->read_hint();
+        (*db)->read_past_hint();
       }
       record = (*db)->find(key);
       if (!record) return std::optional<Entry>();
@@ -282,10 +283,10 @@ class UserTier final : public Tier {
     auto hint = db->writable ? env_.open_file(hint_path(name), OpenMode::kReadWrite)
                              : env_.open_random_access(hint_path(name));
     if (hint && opened_own_file(hint_path(name), **hint).is_ok() &&
-        matches(**hint, db->generation)) {
+        hint_describes(**hint, db->generation)) {
       db->hint = std::move(*hint);
       std::unique_lock lock(db->mutex);
-      read_hint(*db);
+      db->read_hint();
       return db;
     }
     // No usable hint: the log says it all, at the cost of reading it.
@@ -308,51 +309,6 @@ class UserTier final : public Tier {
       }
     }
     return db;
-  }
-
-  static bool matches(const File& hint, const userlog::Generation& generation) {
-    std::uint8_t header[userlog::kHeaderSize];
-    if (!hint.read_at(0, header).is_ok()) return false;
-    auto named = userlog::decode_header(userlog::FileKind::kHint, header);
-    return named && *named == generation;
-  }
-
-  // Applies the hint records appended since the last call, up to the first
-  // that fails its check (being written, or torn by a killed writer). The
-  // caller holds db.mutex exclusively.
-  static void read_hint(Db& db) {
-    if (!db.hint) return;
-    auto size = db.hint->size();
-    if (!size || *size <= db.hint_read) return;
-    const std::uint64_t n =
-        (*size - db.hint_read) / userlog::kHintRecordSize * userlog::kHintRecordSize;
-    if (n == 0) return;
-    std::vector<std::uint8_t> bytes(n);
-    if (!db.hint->read_at(db.hint_read, bytes).is_ok()) return;
-    for (std::size_t at = 0; at < n; at += userlog::kHintRecordSize) {
-      auto record = userlog::decode_hint({bytes.data() + at, userlog::kHintRecordSize});
-      if (!record) return;
-      db.apply_hinted(*record);
-      db.hint_read += userlog::kHintRecordSize;
-    }
-  }
-
-  // Applies the records the log holds past what the hint said: appended by
-  // a writer that was killed before its hint record, or hidden behind a
-  // damaged hint record. Stops before damaged bytes (perhaps an append in
-  // progress), which a writer deals with. The caller holds db.mutex
-  // exclusively.
-  static void read_past_hint(Db& db) {
-    auto size = db.log->size();
-    if (!size) return;
-    for (std::uint64_t offset = db.read_end; offset < *size;) {
-      auto step = userlog::scan_step(*db.log, offset, *size);
-      if (!step || step->kind == ScanStep::Kind::kEnd || step->kind == ScanStep::Kind::kDamaged) {
-        return;
-      }
-      db.apply(step->record);
-      offset = step->next;
-    }
   }
 
   // Whether the files of `name` are no longer the ones `db` holds: cleared,
@@ -389,7 +345,7 @@ class UserTier final : public Tier {
     if (*db == nullptr) return Status::ok();
     {
       std::unique_lock lock((*db)->mutex);
-      read_hint(**db);
+      (*db)->read_hint();
     }
     for (const HintRecord& record : (*db)->records()) {
       ByteBuffer bytes = ByteBuffer::allocate(record.size);
@@ -511,7 +467,7 @@ class UserTier final : public Tier {
   // append lock.
   Status catch_up(const std::string& name, Db& db) {
     std::unique_lock lock(db.mutex);
-    read_hint(db);
+    db.read_hint();
     // A hint record torn by a killed writer (or half a record) is cut off.
     if (auto size = db.hint->size(); size && *size > db.hint_read) {
       if (Status s = db.hint->truncate(db.hint_read); !s.is_ok()) return s;
@@ -728,11 +684,11 @@ class UserTier final : public Tier {
     }
     Db db;
     db.hint = std::move(*hint);
-    if (!matches(*db.hint, generation)) {
+    if (!hint_describes(*db.hint, generation)) {
       found.push_back({path, "the hint file does not describe this log", false});
       return {};
     }
-    read_hint(db);
+    db.read_hint();
     if (auto size = db.hint->size(); size && *size > db.hint_read) {
       found.push_back({path,
                        "damaged hint record at offset " + std::to_string(db.hint_read) + " (" +
