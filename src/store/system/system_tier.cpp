@@ -37,8 +37,8 @@ class SystemTier final : public Tier {
   std::string_view name() const override { return "system"; }
 
   Result<std::optional<Entry>> get(const DbNames& db, const CacheKey& key) override {
-    // A second round only after a package was found changed in place and
-    // opened anew.
+    // A second round only after a package was found changed since it was
+    // opened, and opened anew.
     for (int round = 0; round < 2; ++round) {
       const std::shared_ptr<const Package> exact_package = package(db.exact);
       const std::shared_ptr<const Package> arch_package = package(db.arch);
@@ -154,7 +154,7 @@ class SystemTier final : public Tier {
   };
 
   // What entry_in found: the entry, nothing (a bad entry, reported), or a
-  // package that changed in place and must be opened anew.
+  // package that changed since it was opened and must be opened anew.
   struct Found {
     std::optional<Entry> entry;
     bool changed = false;
