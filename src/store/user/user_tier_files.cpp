@@ -1,0 +1,102 @@
+#include "store/user/user_tier_impl.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace kcache::userlog {
+
+Status UserTier::opened_own_file(const std::string& path, const File& file) const {
+  auto info = env_.file_info(path);
+  if (!info) return info.status();
+  if (info->type == FileType::kSymlink) {
+    return Status::corruption(path +
+                              " is a symbolic link; kcache does not follow links in its cache");
+  }
+  if (!(info->id == file.id())) return Status::io_error(path + " was replaced as it was opened");
+  return Status::ok();
+}
+
+Result<std::unique_ptr<FileLock>> UserTier::lock_byte(const std::string& db, std::uint64_t offset) {
+  const std::string path = options_.dir + "/" + db + std::string(kLocksSuffix);
+  // A link there is moved aside first: locking opens the file read-write
+  // and creates it, which must never happen at a link's target.
+  if (auto info = env_.file_info(path); info && info->type == FileType::kSymlink) {
+    events_.on_corrupt(this->name(), path, Status::corruption(path + " is a symbolic link"));
+    quarantine_.move_in(db, path);
+  }
+  auto lock = env_.try_lock(path, offset);
+  if (auto info = env_.file_info(path); !lock && info && info->type != FileType::kRegular) {
+    events_.on_corrupt(this->name(), path,
+                       Status::corruption("not a lock file: " + lock.status().message()));
+    quarantine_.move_in(db, path);
+    lock = env_.try_lock(path, offset);
+  }
+  return lock;
+}
+
+Result<std::unique_ptr<FileLock>> UserTier::append_lock(const std::string& name,
+                                                        std::chrono::milliseconds wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  auto pause = std::chrono::microseconds(100);
+  while (true) {
+    auto lock = lock_byte(name, kAppendLockOffset);
+    if (!lock || *lock) return lock;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::timeout("another process has been writing to " + log_path(name) + " for " +
+                             std::to_string(wait.count() / 1000) + " s");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(10000));
+  }
+}
+
+bool UserTier::folder_writable() {
+  std::lock_guard lock(mutex_);
+  if (!folder_writable_) folder_writable_ = env_.check_writable(options_.dir).is_ok();
+  return *folder_writable_;
+}
+
+Status UserTier::ensure_dir(const std::string& dir) {
+  {
+    std::lock_guard lock(mutex_);
+    if (created_dirs_.contains(dir)) return Status::ok();
+  }
+  if (Status s = env_.create_dirs(dir, kFolderMode); !s.is_ok()) return s;
+  std::lock_guard lock(mutex_);
+  created_dirs_.insert(dir);
+  return Status::ok();
+}
+
+void UserTier::warn_if_network() {
+  {
+    std::lock_guard lock(mutex_);
+    if (std::exchange(network_checked_, true)) return;
+  }
+  const FileSystemInfo fs = env_.file_system(options_.dir);
+  if (fs.kind == FileSystemKind::kNetwork) {
+    log_.warn_once("UserDb:network:" + options_.dir, "UserDb",
+                   "The user cache " + options_.dir + " is on a network file system (" + fs.name +
+                       "): entries are still stored and served, but every hit reads over the "
+                       "network and entries written on other machines may be seen late. For "
+                       "speed, put the cache on a local disk (KCACHE_CUSTOM_CACHE_DIR)");
+  } else if (fs.kind == FileSystemKind::kFuse) {
+    log_.debug("UserDb", "the user cache " + options_.dir + " is on FUSE (perhaps sshfs)");
+  }
+}
+
+std::string UserTier::log_path(const std::string& name) const {
+  return options_.dir + "/" + name + std::string(kLogSuffix);
+}
+
+std::string UserTier::hint_path(const std::string& name) const {
+  return options_.dir + "/" + name + std::string(kHintSuffix);
+}
+
+void UserTier::quarantine_file(const std::string& db, const std::string& path,
+                               const Status& problem) {
+  events_.on_corrupt(this->name(), path, problem);
+  quarantine_.move_in(db, path);
+  forget(db);
+}
+
+}  // namespace kcache::userlog

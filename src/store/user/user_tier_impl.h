@@ -1,0 +1,220 @@
+// The user tier's class, shared by the files that implement its parts:
+//   user_tier.cpp        the interface, reading and appending
+//   user_tier_verify.cpp verify and repair
+//   user_tier_files.cpp  locks, folders, links and quarantine
+// Only those files include this header; everyone else uses
+// make_user_tier() (user_tier.h).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "core/log.h"
+#include "env/env.h"
+#include "store/tier.h"
+#include "store/user/quarantine.h"
+#include "store/user/user_db.h"
+#include "store/user/user_log.h"
+#include "store/user/user_tier.h"
+
+namespace kcache::userlog {
+
+inline constexpr std::string_view kLogSuffix = ".ukdb";
+inline constexpr std::string_view kHintSuffix = ".ukdx";
+inline constexpr std::string_view kLocksSuffix = ".locks";
+// Byte 0 of <db>.locks guards appends to the log; keys lock odd bytes.
+inline constexpr std::uint64_t kAppendLockOffset = 0;
+// How long a write waits for other processes' appends (each one entry and
+// its fdatasync) before it gives up storing.
+inline constexpr auto kAppendWait = std::chrono::seconds(10);
+// Damaged log bytes larger than this are not copied to quarantine/.
+inline constexpr std::uint64_t kMaxQuarantineCopy = 64u << 20;
+// A temporary file older than this was left by a killed writer.
+inline constexpr std::int64_t kStaleTempSeconds = 3600;
+
+class UserTier final : public Tier {
+ public:
+  UserTier(UserTierOptions options, Env& env, const Logger& log, TierEvents& events)
+      : options_(std::move(options)),
+        env_(env),
+        log_(log),
+        events_(events),
+        quarantine_(env, options_.dir) {}
+
+  std::string_view name() const override { return "user"; }
+
+  // Looks in the exact database, then in the arch-wide one: an entry
+  // compiled for "sm_90" serves "sm_90_132" too (the key is the same).
+  Result<std::optional<Entry>> get(const DbNames& db, const CacheKey& key) override;
+
+  Status put(const std::string& db, const Entry& entry,
+             std::span<const std::uint8_t> encoded) override;
+
+  Status remove(const std::string& db, const CacheKey& key) override;
+
+  Result<std::unique_ptr<FileLock>> try_lock(const std::string& db, const CacheKey& key) override;
+
+  Result<std::vector<std::string>> databases() const override;
+
+  Result<std::vector<EntryInfo>> list(const std::string& db) const override;
+
+  Result<std::vector<Entry>> read_all(const std::string& db) const override;
+
+  Result<std::uint64_t> clear() override;
+
+  Status verify(bool repair, VerifyReport& report) override;
+
+ private:
+  // ---- reading --------------------------------------------------------
+
+  Result<std::optional<Entry>> get_from(const std::string& name, const CacheKey& key);
+
+  // What a lookup makes of a database that cannot be opened: something
+  // other than a file where the log belongs, or a log with a bad header, is
+  // moved aside like any bad file, but only under the append lock and after
+  // looking again (a writer may have just replaced it): when another
+  // process holds the lock, the write after the compile does it. Any other
+  // failure (no permission, an I/O error) is a miss: the write after the
+  // compile meets the same cause and reports it, so that one cause gives
+  // one warning.
+  Result<std::optional<Entry>> open_failure(const std::string& name, const Status& problem);
+
+  // Moves the log of `name` aside, with one report, if it is still not a
+  // usable log; the caller holds the append lock.
+  Status quarantine_bad_log(const std::string& name);
+
+  // The open database `name`: nullptr when it has no log (yet).
+  Result<std::shared_ptr<Db>> db_for(const std::string& name);
+
+  void forget(const std::string& name);
+
+  // Opens the log of `name` (read-write when this process may write it)
+  // and reads its hint; a hint that is missing or describes another log is
+  // replaced by a scan of the log, and rebuilt when no one is appending.
+  Result<std::shared_ptr<Db>> open_db(const std::string& name);
+
+  // Whether the files of `name` are no longer the ones `db` holds: cleared,
+  // compacted, or a hint rebuilt by someone else.
+  bool replaced(const std::string& name, const Db& db) const;
+
+  // Reads the newest record of every key of `name` and calls `action` with
+  // each entry that passes its checks (others are reported and removed).
+  template <class Action>
+  Status for_each_entry(const std::string& name, Action&& action);
+
+  // ---- writing --------------------------------------------------------
+
+  // Appends `bytes` (an encoded entry, or a removal) for `key` to the log
+  // of `name`, then its hint record. A failed append is cut off again.
+  Status append(const std::string& name, const CacheKey& key, std::span<const std::uint8_t> bytes,
+                bool removal = false);
+
+  // append() once the append lock is held and `d` caught up.
+  Status append_locked(const std::string& name, Db& d, const CacheKey& key,
+                       std::span<const std::uint8_t> bytes, bool removal);
+
+  // The database `name` ready for an append; the caller holds its append
+  // lock. Creates the log when missing (a bad one is moved aside first),
+  // rebuilds a hint that does not match it, and catches the hint up with
+  // the log: records a killed writer appended without their hint records
+  // are added, and damaged bytes that end the log (a write cut short) are
+  // cut off.
+  Result<std::shared_ptr<Db>> db_for_append(const std::string& name);
+
+  Result<std::shared_ptr<Db>> open_for_append(const std::string& name);
+
+  // Brings the hint of `db` up to the log's end; the caller holds the
+  // append lock.
+  Status catch_up(const std::string& name, Db& db);
+
+  // Writes a new hint for `db` (its newest records) and renames it into
+  // place; the caller holds the append lock.
+  Status write_hint(const std::string& name, Db& db);
+
+  // Reports a record that failed its checks, copies its bytes to
+  // quarantine/, and appends a removal so that no one reads it again (when
+  // the record is still its key's newest).
+  void damaged(const std::string& name, const Generation& generation, const HintRecord& record,
+               const ByteBuffer& bytes, const Status& problem);
+
+  // ---- verify ---------------------------------------------------------
+
+  void verify_db(const std::string& name, bool repair, VerifyReport& report);
+
+  // The records the hint file of `name` holds, when it describes the log
+  // of `generation`; adds what is wrong with the file itself to `found`.
+  RecordMap read_hint_file(const std::string& name, const Generation& generation,
+                           std::vector<VerifyReport::Problem>& found);
+
+  // Adds where the hint disagrees with a scan of the log (but for keys
+  // whose records were found damaged, reported already); true if it does.
+  bool compare_hint(const std::string& name, const LogScan& scan, const RecordMap& hinted,
+                    const std::map<std::uint64_t, CacheKey>& damaged_keys,
+                    std::vector<VerifyReport::Problem>& found);
+
+  // Writes a new log holding the good newest records of `scan` (damaged
+  // bytes are copied to quarantine/ first) and its hint, and renames both
+  // into place; the caller holds the append lock. Processes that hold the
+  // old files notice on their next miss.
+  Status compact(const std::string& name, const File& log, const LogScan& scan,
+                 const std::map<std::uint64_t, CacheKey>& damaged_keys);
+
+  // Temporary files (`<db>.ukdb.tmp.*`, `<db>.ukdx.tmp.*`) older than an
+  // hour: a writer that was killed before its rename left them.
+  std::vector<std::string> stale_temp_files(const std::string& name) const;
+
+  // ---- locks, folders, quarantine ---------------------------------------
+
+  // Whether `file`, just opened at `path`, is the regular file there and
+  // not one a symbolic link leads to (another user's log, say): the tier
+  // never follows a link in its folder. A link is a bad file (kCorruption:
+  // moved aside); a file swapped between the open and the check is an
+  // I/O error (a miss).
+  Status opened_own_file(const std::string& path, const File& file) const;
+
+  // Locks byte `offset` of <db>.locks. Something other than a plain file
+  // where the lock file belongs (a folder, say) is moved aside like any bad
+  // file, and the lock tried again, once. The content of a lock file is
+  // never read, so garbage in it is harmless.
+  Result<std::unique_ptr<FileLock>> lock_byte(const std::string& db, std::uint64_t offset);
+
+  // The append lock of `name`, waited for up to `wait` (polling: the
+  // holder is writing one entry).
+  Result<std::unique_ptr<FileLock>> append_lock(const std::string& name,
+                                                std::chrono::milliseconds wait);
+
+  // Whether this process may write in the tier's folder (asked once).
+  bool folder_writable();
+
+  Status ensure_dir(const std::string& dir);
+
+  // Once per tier: a cache on a network file system works (records are
+  // checked; locks go through the lock manager) but every hit reads over
+  // the network.
+  void warn_if_network();
+
+  std::string log_path(const std::string& name) const;
+  std::string hint_path(const std::string& name) const;
+
+  // Reports a bad file and moves it aside.
+  void quarantine_file(const std::string& db, const std::string& path, const Status& problem);
+
+  const UserTierOptions options_;
+  Env& env_;
+  const Logger& log_;
+  TierEvents& events_;
+  const Quarantine quarantine_;
+  std::mutex mutex_;  // guards the members below
+  std::set<std::string> created_dirs_;
+  std::map<std::string, std::shared_ptr<Db>, std::less<>> dbs_;
+  std::optional<bool> folder_writable_;
+  bool network_checked_ = false;
+};
+
+}  // namespace kcache::userlog

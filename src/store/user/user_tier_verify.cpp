@@ -1,0 +1,213 @@
+#include "store/user/user_tier_impl.h"
+
+#include "format/byte_buffer.h"
+#include "store/user/log_compaction.h"
+
+namespace kcache::userlog {
+
+Status UserTier::verify(bool repair, VerifyReport& report) {
+  auto names = databases();
+  if (!names) return names.status();
+  for (const auto& db : *names) {
+    ++report.databases_checked;
+    verify_db(db, repair, report);
+    for (const auto& path : stale_temp_files(db)) {
+      bool fixed = repair && env_.remove_file(path).is_ok();
+      report.problems.push_back({path, "temporary file left by an interrupted write", fixed});
+    }
+  }
+  return Status::ok();
+}
+
+void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& report) {
+  const std::string path = log_path(name);
+  auto lock = append_lock(name, kAppendWait);  // a still log to look at
+  if (!lock) {
+    report.problems.push_back({path, "cannot check: " + lock.status().message(), false});
+    return;
+  }
+  auto info = env_.file_info(path);
+  if (!info) {
+    bool fixed = repair && env_.remove_all(hint_path(name)).is_ok();
+    report.problems.push_back({hint_path(name), "hint file without its log", fixed});
+    return;
+  }
+  if (info->type != FileType::kRegular) {
+    bool fixed = repair && quarantine_.move_in(name, path);
+    report.problems.push_back({path, "not a regular file", fixed});
+    return;
+  }
+  auto log = repair ? env_.open_file(path, OpenMode::kReadWrite) : env_.open_random_access(path);
+  if (log) {
+    if (Status own = opened_own_file(path, **log); !own.is_ok()) log = own;
+  }
+  if (!log) {
+    report.problems.push_back({path, log.status().message(), false});
+    return;
+  }
+  std::uint8_t header[kHeaderSize];
+  Status read = (*log)->read_at(0, header);
+  auto generation = read.is_ok() ? decode_header(FileKind::kLog, header) : Result<Generation>(read);
+  if (!generation) {
+    log->reset();
+    bool fixed = repair && quarantine_.move_in(name, path);
+    if (fixed) forget(name);
+    report.problems.push_back({path, generation.status().message(), fixed});
+    return;
+  }
+  auto scan = scan_log(**log);
+  if (!scan) {
+    report.problems.push_back({path, scan.status().message(), false});
+    return;
+  }
+  report.entries_ok += scan->entries;
+  report.entries_checked += scan->entries;
+
+  std::vector<VerifyReport::Problem> found;
+  const RecordMap hinted = read_hint_file(name, *generation, found);
+  const bool hint_file_wrong = !found.empty();
+  // Damaged bytes where the hint places a present entry are a lost
+  // entry, named by its key. Damaged bytes no one refers to (a record
+  // already found bad by a lookup and removed, or replaced since) are
+  // dead space, which compaction drops; they are not a problem.
+  std::map<std::uint64_t, CacheKey> damaged_keys;  // region offset -> key
+  for (const ScanStep& step : scan->damaged) {
+    for (const auto& [key, record] : hinted) {
+      if (record.removal() || record.offset < step.record.offset || record.offset >= step.next) {
+        continue;
+      }
+      damaged_keys[step.record.offset] = key;
+      ++report.entries_checked;
+      found.push_back({path + " at offset " + std::to_string(step.record.offset),
+                       "entry " + key.hex() + ": " + step.problem.message() + " (" +
+                           std::to_string(step.damaged) + " bytes)",
+                       false});
+      break;
+    }
+  }
+  const bool damaged = !damaged_keys.empty();
+  if (scan->torn_tail) {
+    found.push_back({path,
+                     "an interrupted write left " + std::to_string(scan->torn_tail->damaged) +
+                         " bytes at the end of the log",
+                     false});
+  }
+  const bool hint_wrong = compare_hint(name, *scan, hinted, damaged_keys, found) || hint_file_wrong;
+
+  if (repair && !found.empty()) {
+    Status fixed;
+    if (damaged) {
+      fixed = compact(name, **log, *scan, damaged_keys);
+    } else {
+      if (scan->torn_tail) fixed = (*log)->truncate(scan->torn_tail->record.offset);
+      if (fixed.is_ok() && hint_wrong) {
+        Db db;
+        db.generation = *generation;
+        for (const auto& [key, record] : scan->live) db.apply(record);
+        db.read_end = scan->end;
+        fixed = write_hint(name, db);
+      }
+    }
+    forget(name);
+    for (auto& problem : found) problem.repaired = fixed.is_ok();
+    if (!fixed.is_ok()) found.push_back({path, "repair failed: " + fixed.message(), false});
+  }
+  report.problems.insert(report.problems.end(), found.begin(), found.end());
+}
+
+RecordMap UserTier::read_hint_file(const std::string& name, const Generation& generation,
+                                   std::vector<VerifyReport::Problem>& found) {
+  const std::string path = hint_path(name);
+  auto hint = env_.open_random_access(path);
+  if (hint) {
+    if (Status own = opened_own_file(path, **hint); !own.is_ok()) hint = own;
+  }
+  if (!hint) {
+    found.push_back({path, hint.status().message(), false});
+    return {};
+  }
+  Db db;
+  db.hint = std::move(*hint);
+  if (!hint_describes(*db.hint, generation)) {
+    found.push_back({path, "the hint file does not describe this log", false});
+    return {};
+  }
+  db.read_hint();
+  if (auto size = db.hint->size(); size && *size > db.hint_read) {
+    found.push_back({path,
+                     "damaged hint record at offset " + std::to_string(db.hint_read) + " (" +
+                         std::to_string(*size - db.hint_read) + " bytes not read)",
+                     false});
+  }
+  return std::move(db.newest);
+}
+
+bool UserTier::compare_hint(const std::string& name, const LogScan& scan, const RecordMap& hinted,
+                            const std::map<std::uint64_t, CacheKey>& damaged_keys,
+                            std::vector<VerifyReport::Problem>& found) {
+  const std::size_t before = found.size();
+  for (const auto& [key, record] : scan.live) {
+    auto it = hinted.find(key);
+    if (it == hinted.end() || it->second.offset != record.offset) {
+      found.push_back({log_path(name),
+                       "entry " + key.hex() + " at offset " + std::to_string(record.offset) +
+                           " is not in the hint file",
+                       false});
+    }
+  }
+  std::set<CacheKey> damaged;
+  for (const auto& [offset, key] : damaged_keys) damaged.insert(key);
+  for (const auto& [key, record] : hinted) {
+    if (!record.removal() && !scan.live.contains(key) && !damaged.contains(key)) {
+      found.push_back({hint_path(name),
+                       "hint names entry " + key.hex() + " which the log does not hold", false});
+    }
+  }
+  return found.size() > before || !damaged.empty();
+}
+
+Status UserTier::compact(const std::string& name, const File& log, const LogScan& scan,
+                         const std::map<std::uint64_t, CacheKey>& damaged_keys) {
+  // The damaged records that held an entry are kept (up to a size: a
+  // region of garbage can be any length); dead damaged bytes are dropped.
+  for (const ScanStep& step : scan.damaged) {
+    auto key = damaged_keys.find(step.record.offset);
+    if (key == damaged_keys.end() || step.damaged > kMaxQuarantineCopy) continue;
+    ByteBuffer bytes = ByteBuffer::allocate(step.damaged);
+    if (log.read_at(step.record.offset, bytes.mutable_span()).is_ok()) {
+      (void)quarantine_.keep_copy(name, key->second.hex(), bytes.span());
+    }
+  }
+  std::vector<HintRecord> records;
+  for (const auto& [key, record] : scan.live) records.push_back(record);
+  auto compacted = write_compacted_log(env_, log, std::move(records), log_path(name),
+                                       {options_.dir, options_.sync});
+  if (!compacted) return compacted.status();
+  Db db;
+  db.generation = compacted->generation;
+  for (const HintRecord& record : compacted->records) db.apply(record);
+  db.read_end = compacted->end;
+  return write_hint(name, db);
+}
+
+std::vector<std::string> UserTier::stale_temp_files(const std::string& name) const {
+  std::vector<std::string> files;
+  auto names = env_.list_dir(options_.dir);
+  if (!names) return files;
+  const std::int64_t now = env_.now_unix();
+  for (const auto& file : *names) {
+    if (file.is_dir) continue;
+    if (!file.name.starts_with(name + std::string(kLogSuffix) + ".tmp.") &&
+        !file.name.starts_with(name + std::string(kHintSuffix) + ".tmp.")) {
+      continue;
+    }
+    const std::string path = options_.dir + "/" + file.name;
+    auto info = env_.file_info(path);
+    if (info && info->type == FileType::kRegular && now - info->modified_unix > kStaleTempSeconds) {
+      files.push_back(path);
+    }
+  }
+  return files;
+}
+
+}  // namespace kcache::userlog
