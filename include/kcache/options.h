@@ -65,6 +65,10 @@ struct KCACHE_EXPORT CacheOptions {
   // False: user-tier entries are not flushed one by one (KCACHE_SYNC); a
   // crash may lose recent entries, never corrupt one.
   std::optional<bool> sync{};
+  // True: the user cache folder is shared on purpose (KCACHE_SHARED_CACHE),
+  // and used even when other users can write it; false: such a folder is
+  // refused with one warning.
+  std::optional<bool> shared_cache{};
   // When false, KCACHE_* environment variables are ignored.
   bool read_environment = true;
   // Where messages go; stderr when empty.
@@ -104,6 +108,8 @@ struct KCACHE_EXPORT ResolvedConfig {
   std::vector<std::string> trusted_keys{};
   // Whether each user-tier entry is flushed (fdatasync) before it counts.
   bool sync = true;
+  // Whether the user cache folder is shared on purpose (KCACHE_SHARED_CACHE).
+  bool shared_cache = false;
   // Problems met while resolving (a malformed value, HOME unset), as
   // messages; they are also logged once when a cache opens.
   std::vector<std::string> warnings{};

@@ -102,8 +102,8 @@ class Cache::Impl final : public TierEvents {
           make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this));
     }
     if (!config_.user_dir.empty()) {
-      user_ = std::make_unique<GuardedTier>(
-          make_user_tier({config_.user_dir, config_.sync}, env_, log_, *this));
+      user_ = std::make_unique<GuardedTier>(make_user_tier(
+          {config_.user_dir, config_.sync, config_.shared_cache}, env_, log_, *this));
     }
     compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
   }
@@ -600,6 +600,8 @@ class Cache::Impl final : public TierEvents {
     Status stored = encoded ? user_->put(db, entry, *encoded) : encoded.status();
     if (!stored.is_ok()) {
       ++stats_.store_failures;
+      // A refused folder was said once by the tier.
+      if (stored.code() == StatusCode::kNotSupported) return;
       log_.warn_once("UserDb:write:" + config_.user_dir, "UserDb",
                      "Cannot write to the user cache " + config_.user_dir + ": " +
                          stored.message() + "; kernels are compiled but not kept");

@@ -61,6 +61,11 @@ constexpr SettingRow kSettingsTable[] = {
     {"sync", SettingType::kBool, "KCACHE_SYNC", "true", "1/true/yes/on or 0/false/no/off",
      "false: new user-tier entries are not flushed to disk one by one (faster writes on a slow "
      "disk; a crash may lose recent entries, never corrupt one)"},
+    {"shared_cache", SettingType::kBool, "KCACHE_SHARED_CACHE", "false",
+     "1/true/yes/on or 0/false/no/off",
+     "true: the user cache folder is shared on purpose (a team's folder, say): it is used even "
+     "when other users can write it, and files are made for all to read and write as the umask "
+     "allows (use umask 002 and a setgid group folder); false: such a folder is refused"},
     {"trusted_keys", SettingType::kPath, "KCACHE_TRUSTED_KEYS", "",
      "public key files or folders, separated by ':'",
      "public keys (`kcache keygen`'s .pub files, or folders of them, separated by ':') that "
@@ -316,6 +321,9 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
     if (name == "record") return options.record_path;
     if (name == "trusted_keys") return options.trusted_keys;
     if (name == "sync" && options.sync) return std::string(*options.sync ? "true" : "false");
+    if (name == "shared_cache" && options.shared_cache) {
+      return std::string(*options.shared_cache ? "true" : "false");
+    }
     if (name == "failure_ttl" && options.failure_ttl) {
       return std::to_string(options.failure_ttl->count()) + "ms";
     }
@@ -379,6 +387,7 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
   config.lock_timeout = std::chrono::milliseconds(*parse_duration_ms(value_of("lock_timeout")));
   config.failure_ttl = std::chrono::milliseconds(*parse_duration_ms(value_of("failure_ttl")));
   config.sync = *parse_bool(value_of("sync"));
+  config.shared_cache = *parse_bool(value_of("shared_cache"));
   // Recorded even with the cache off: what a program asks for is known
   // whether or not it is cached.
   if (std::string record = value_of("record"); !record.empty()) {

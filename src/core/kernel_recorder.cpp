@@ -1,6 +1,7 @@
 #include "core/kernel_recorder.h"
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -88,9 +89,12 @@ Status KernelRecorder::append_once(const CacheKey& key, const std::string& line)
   if (!file) return file.status();
   // The manifest's byte 0, held for this append alone.
   std::unique_ptr<FileLock> held;
+  // Locks are never taken through a link: the manifest's own path.
+  std::error_code error;
+  const std::string real = std::filesystem::weakly_canonical(path_, error).string();
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   for (auto pause = std::chrono::milliseconds(1);;) {
-    auto lock = env_.try_lock(path_, 0);
+    auto lock = env_.try_lock(error ? path_ : real, 0, 0600);
     if (!lock) return lock.status();
     if (*lock) {
       held = std::move(*lock);

@@ -99,6 +99,7 @@ struct FileInfo {
   FileType type = FileType::kOther;
   mode_t mode = 0;  // permission bits (07777)
   uid_t owner = 0;
+  gid_t group = 0;
   std::uint64_t size = 0;
   std::int64_t modified_unix = 0;
   FileId id;
@@ -184,11 +185,18 @@ class Env {
   [[nodiscard]] virtual FileSystemInfo file_system(const std::string& path) const = 0;
   // The real user id of this process.
   [[nodiscard]] virtual uid_t user_id() const = 0;
-  // Tries to lock one byte, at `offset`, of `path` (created 0600 when
-  // missing) for this call alone: two calls conflict even in one process.
+  // Whether group `group` holds this user alone: the user's own primary
+  // group, named as the user, with no other member listed (a "user private
+  // group", as Debian and Fedora make for each user, where a umask of 002
+  // leaves new folders group-writable). Writable by that group is writable
+  // by no one else.
+  [[nodiscard]] virtual bool group_is_private(gid_t group) const = 0;
+  // Tries to lock one byte, at `offset`, of `path` (created with `mode`
+  // when missing; a symbolic link there is an error, never followed) for
+  // this call alone: two calls conflict even in one process.
   // nullptr when someone else holds it; a Status when locking is impossible.
-  virtual Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
-                                                     std::uint64_t offset) = 0;
+  virtual Result<std::unique_ptr<FileLock>> try_lock(const std::string& path, std::uint64_t offset,
+                                                     mode_t mode) = 0;
   [[nodiscard]] virtual bool exists(const std::string& path) const = 0;
   // The process's change notification (env/change_watch.h), for a memo
   // that would otherwise look at every file it depends on; nullptr where
@@ -246,9 +254,10 @@ class EnvWrapper : public Env {
     return target_.file_system(path);
   }
   uid_t user_id() const override { return target_.user_id(); }
-  Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
-                                             std::uint64_t offset) override {
-    return target_.try_lock(path, offset);
+  bool group_is_private(gid_t group) const override { return target_.group_is_private(group); }
+  Result<std::unique_ptr<FileLock>> try_lock(const std::string& path, std::uint64_t offset,
+                                             mode_t mode) override {
+    return target_.try_lock(path, offset, mode);
   }
   bool exists(const std::string& path) const override { return target_.exists(path); }
 

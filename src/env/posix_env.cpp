@@ -1,6 +1,7 @@
 // The real Env: POSIX calls, retried on EINTR.
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -328,9 +329,9 @@ class PosixEnv final : public Env {
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   }
 
-  Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
-                                             std::uint64_t offset) override {
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  Result<std::unique_ptr<FileLock>> try_lock(const std::string& path, std::uint64_t offset,
+                                             mode_t mode) override {
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode));
     if (fd.get() < 0) return errno_status("cannot open lock file", path, errno);
     struct flock lock {};
     lock.l_type = F_WRLCK;
@@ -360,6 +361,7 @@ class PosixEnv final : public Env {
                                       : FileType::kOther;
     info.mode = st.st_mode & 07777;
     info.owner = st.st_uid;
+    info.group = st.st_gid;
     info.size = static_cast<std::uint64_t>(st.st_size);
     info.modified_unix = st.st_mtim.tv_sec;
     info.id = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
@@ -415,6 +417,29 @@ class PosixEnv final : public Env {
   }
 
   uid_t user_id() const override { return ::getuid(); }
+
+  bool group_is_private(gid_t group) const override {
+    const uid_t me = ::getuid();
+    std::vector<char> buffer(16384);
+    struct passwd user_entry;
+    struct passwd* user = nullptr;
+    if (::getpwuid_r(me, &user_entry, buffer.data(), buffer.size(), &user) != 0 ||
+        user == nullptr || user->pw_gid != group) {
+      return false;
+    }
+    const std::string name = user->pw_name;
+    std::vector<char> group_buffer(65536);
+    struct group group_entry;
+    struct group* found = nullptr;
+    if (::getgrgid_r(group, &group_entry, group_buffer.data(), group_buffer.size(), &found) != 0 ||
+        found == nullptr || name != found->gr_name) {
+      return false;
+    }
+    for (char** member = found->gr_mem; *member != nullptr; ++member) {
+      if (name != *member) return false;
+    }
+    return true;
+  }
 
   ChangeWatch* change_watch() const override { return process_change_watch(); }
 };

@@ -20,16 +20,24 @@ std::optional<std::string> owner_reason(const std::string& what, const FileInfo&
   return what + " is owned by another user (uid " + std::to_string(info.owner) + ")";
 }
 
-// `folder` and every folder above it; `holding`: it holds the file.
-std::optional<std::string> folders_reason(fs::path folder, const Env& env, uid_t me) {
-  bool holding = true;
+// Whether someone but its owner may write it: others, or a group that
+// holds more than this user.
+bool writable_by_others(const FileInfo& info, const Env& env) {
+  if ((info.mode & 002) != 0) return true;
+  return (info.mode & 020) != 0 && !env.group_is_private(info.group);
+}
+
+// `folder` and every folder above it; `holding`: `folder` holds the file
+// (or is the folder that must be trusted itself).
+std::optional<std::string> folders_reason(fs::path folder, const Env& env, uid_t me,
+                                          bool holding = true) {
   for (;;) {
     const std::string name = folder.empty() ? "/" : folder.string();
     auto info = env.file_info(name);
     if (!info) return "folder " + name + " cannot be looked at: " + info.status().message();
     if (auto reason = owner_reason("folder " + name, *info, me)) return reason;
     // A link's own mode means nothing; its target is checked apart.
-    if (info->type != FileType::kSymlink && (info->mode & 022) != 0) {
+    if (info->type != FileType::kSymlink && writable_by_others(*info, env)) {
       if (holding) {
         return "folder " + name + " is writable by others (mode " + octal(info->mode) + ")";
       }
@@ -53,7 +61,7 @@ std::optional<std::string> untrusted_reason(const std::string& path, const Env& 
   const std::string what = "file " + path;
   if (info->type == FileType::kSymlink) return what + " is a symbolic link";
   if (auto reason = owner_reason(what, *info, me)) return reason;
-  if ((info->mode & 022) != 0) {
+  if (writable_by_others(*info, env)) {
     return what + " is writable by others (mode " + octal(info->mode) + ")";
   }
   std::error_code error;
@@ -64,6 +72,24 @@ std::optional<std::string> untrusted_reason(const std::string& path, const Env& 
   const fs::path real = fs::canonical(absolute.parent_path(), error);
   if (error) return "the folder of " + path + " cannot be resolved: " + error.message();
   if (real != absolute.parent_path()) return folders_reason(real, env, me);
+  return std::nullopt;
+}
+
+std::optional<std::string> untrusted_folder_reason(const std::string& path, const Env& env) {
+  const uid_t me = env.user_id();
+  std::error_code error;
+  fs::path folder = fs::absolute(path, error).lexically_normal();
+  if (error) return "folder " + path + " cannot be placed: " + error.message();
+  // Not made yet: whoever could replace it once made is the one to ask.
+  bool holding = true;
+  while (!env.file_info(folder.string()).is_ok() && folder.has_relative_path()) {
+    folder = folder.parent_path();
+    holding = false;
+  }
+  if (auto reason = folders_reason(folder, env, me, holding)) return reason;
+  const fs::path real = fs::canonical(folder, error);
+  if (error) return "folder " + folder.string() + " cannot be resolved: " + error.message();
+  if (real != folder) return folders_reason(real, env, me, holding);
   return std::nullopt;
 }
 

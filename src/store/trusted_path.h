@@ -1,5 +1,5 @@
 // Whether another user could have written what kcache would serve from a
-// file (OpenSSH's StrictModes, for packages and, later, shared caches): the
+// file (OpenSSH's StrictModes, for packages and the user cache): the
 // file, the folder holding it and every folder above must be owned by root
 // or by the user running kcache and writable by no one else. A folder
 // above may be writable by others when its sticky bit is set (as /tmp's
@@ -22,5 +22,12 @@ namespace kcache {
 // writable by others (mode 0777)"); nullopt when it can, or when it does
 // not exist (absent is the caller's business).
 std::optional<std::string> untrusted_reason(const std::string& path, const Env& env);
+
+// The same rule for a folder kcache writes in (the user cache): the folder
+// itself, after links, is held to the rule of the folder holding a file;
+// a folder not made yet, to the rule of the folders above one (the
+// caller asks again once it is made). Writable by a group that holds
+// this user alone (Env::group_is_private) is not writable by others.
+std::optional<std::string> untrusted_folder_reason(const std::string& path, const Env& env);
 
 }  // namespace kcache

@@ -79,16 +79,16 @@ TEST(PosixEnvTest, AtomicWriteSurvivesKillNine) {
 
 TEST(PosixEnvTest, LocksExcludeOtherHoldersAndFreeOnRelease) {
   TempFolder dir;
-  auto first = Env::posix().try_lock(dir / "locks", 42);
+  auto first = Env::posix().try_lock(dir / "locks", 42, 0600);
   ASSERT_TRUE(first.is_ok());
   ASSERT_NE(*first, nullptr);
-  auto second = Env::posix().try_lock(dir / "locks", 42);
+  auto second = Env::posix().try_lock(dir / "locks", 42, 0600);
   ASSERT_TRUE(second.is_ok());
   EXPECT_EQ(*second, nullptr);  // busy, even within one process
-  auto other_byte = Env::posix().try_lock(dir / "locks", 43);
+  auto other_byte = Env::posix().try_lock(dir / "locks", 43, 0600);
   EXPECT_NE(*other_byte, nullptr);
   first->reset();
-  auto third = Env::posix().try_lock(dir / "locks", 42);
+  auto third = Env::posix().try_lock(dir / "locks", 42, 0600);
   EXPECT_NE(*third, nullptr);
 }
 
@@ -99,7 +99,7 @@ TEST(PosixEnvTest, LockOfAKilledProcessIsFreedAtOnce) {
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    auto lock = Env::posix().try_lock(dir / "locks", 7);
+    auto lock = Env::posix().try_lock(dir / "locks", 7, 0600);
     char byte = (lock.is_ok() && *lock) ? 'y' : 'n';
     (void)::write(ready[1], &byte, 1);
     ::pause();
@@ -108,10 +108,10 @@ TEST(PosixEnvTest, LockOfAKilledProcessIsFreedAtOnce) {
   char byte = 0;
   ASSERT_EQ(::read(ready[0], &byte, 1), 1);
   ASSERT_EQ(byte, 'y');
-  EXPECT_EQ(*Env::posix().try_lock(dir / "locks", 7), nullptr);
+  EXPECT_EQ(*Env::posix().try_lock(dir / "locks", 7, 0600), nullptr);
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
-  EXPECT_NE(*Env::posix().try_lock(dir / "locks", 7), nullptr);
+  EXPECT_NE(*Env::posix().try_lock(dir / "locks", 7, 0600), nullptr);
 }
 
 }  // namespace

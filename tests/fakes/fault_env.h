@@ -187,11 +187,11 @@ class FaultEnv final : public EnvWrapper {
     return EnvWrapper::file_system(path);
   }
   uid_t user_id() const override { return uid ? *uid : EnvWrapper::user_id(); }
-  Result<std::unique_ptr<FileLock>> try_lock(const std::string& path,
-                                             std::uint64_t offset) override {
+  Result<std::unique_ptr<FileLock>> try_lock(const std::string& path, std::uint64_t offset,
+                                             mode_t mode) override {
     if (auto f = match(FaultOp::kLock, path))
       return errno_status("cannot open lock file", path, f->err);
-    auto lock = EnvWrapper::try_lock(path, offset);
+    auto lock = EnvWrapper::try_lock(path, offset, mode);
     if (lock && *lock == nullptr && offset % 2 == 1) {
       std::lock_guard guard(mutex_);
       ++busy_key_locks_;

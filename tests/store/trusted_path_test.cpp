@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "fakes/temp_folder.h"
 
@@ -30,7 +31,10 @@ class OwnersEnv : public EnvWrapper {
     }
     return info;
   }
+  // No group holds this user alone unless a test says so.
+  bool group_is_private(gid_t group) const override { return private_groups.contains(group); }
   std::map<std::string, uid_t> owners;
+  std::set<gid_t> private_groups;
 };
 
 class TrustedPathTest : public ::testing::Test {
@@ -73,6 +77,64 @@ TEST_F(TrustedPathTest, AFileOfAnotherUserIsNot) {
       << *why;
   env_.owners[dir_ / "db/p.kdb"] = 0;  // root's is trusted
   EXPECT_EQ(reason(dir_ / "db/p.kdb"), std::nullopt);
+}
+
+// A group of this user alone (a user private group, where umask 002 makes
+// folders group-writable) is no one else; any other group is.
+TEST_F(TrustedPathTest, WritableByAGroupOfThisUserAloneIsNotWritableByOthers) {
+  ::chmod((dir_ / "db").c_str(), 0775);
+  ::chmod((dir_ / "db/p.kdb").c_str(), 0664);
+  ASSERT_TRUE(reason(dir_ / "db/p.kdb").has_value());
+  env_.private_groups.insert(::getgid());
+  EXPECT_EQ(reason(dir_ / "db/p.kdb"), std::nullopt);
+  ::chmod((dir_ / "db").c_str(), 0777);  // others are others still
+  EXPECT_TRUE(reason(dir_ / "db/p.kdb").has_value());
+}
+
+// The user cache: the folder itself (after links) is held to the rule of
+// the folder holding a file; one not made yet, to the rule of those above.
+TEST_F(TrustedPathTest, ACacheFolderOthersCanWriteOrOwnIsNot) {
+  const std::string cache = dir_ / "cache";
+  ASSERT_TRUE(fs::create_directory(cache));
+  ::chmod(cache.c_str(), 0700);
+  EXPECT_EQ(untrusted_folder_reason(cache, env_), std::nullopt);
+  ::chmod(cache.c_str(), 01777);  // sticky does not help: anyone can add a log
+  auto why = untrusted_folder_reason(cache, env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("folder " + cache + " is writable by others (mode 1777)"), std::string::npos)
+      << *why;
+  ::chmod(cache.c_str(), 0700);
+  env_.owners[cache] = other();
+  why = untrusted_folder_reason(cache, env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("owned by another user"), std::string::npos) << *why;
+}
+
+TEST_F(TrustedPathTest, ACacheFolderReachedThroughALinkIsJudgedWhereItIs) {
+  const std::string elsewhere = dir_ / "elsewhere";
+  ASSERT_TRUE(fs::create_directory(elsewhere));
+  ::chmod(elsewhere.c_str(), 0777);
+  fs::create_directory_symlink(elsewhere, dir_ / "link");
+  auto why = untrusted_folder_reason(dir_ / "link", env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("folder " + elsewhere + " is writable by others"), std::string::npos) << *why;
+  ::chmod(elsewhere.c_str(), 0700);
+  EXPECT_EQ(untrusted_folder_reason(dir_ / "link", env_), std::nullopt);  // a link of ours
+  env_.owners[elsewhere] = other();
+  EXPECT_TRUE(untrusted_folder_reason(dir_ / "link", env_).has_value());
+}
+
+TEST_F(TrustedPathTest, ACacheFolderNotMadeYetIsJudgedByTheFoldersAbove) {
+  const std::string above = dir_ / "above";
+  ASSERT_TRUE(fs::create_directory(above));
+  ::chmod(above.c_str(), 0700);
+  EXPECT_EQ(untrusted_folder_reason(above + "/a/b/cache", env_), std::nullopt);
+  ::chmod(above.c_str(), 01777);  // a sticky folder keeps what is made in it ours
+  EXPECT_EQ(untrusted_folder_reason(above + "/cache", env_), std::nullopt);
+  ::chmod(above.c_str(), 0777);  // anyone could replace it once made
+  auto why = untrusted_folder_reason(above + "/cache", env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("without the sticky bit"), std::string::npos) << *why;
 }
 
 // Whoever can write in the folder can add a package: its sticky bit does

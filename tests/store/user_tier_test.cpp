@@ -393,7 +393,7 @@ TEST_F(UserTierTest, ReadErrorWhileListingRemovesNothing) {
 // appending (it may be being replaced); otherwise the next write does.
 TEST_F(UserTierTest, BadLogIsMovedAsideOnlyUnderTheAppendLock) {
   testing::write_file(log_file("db"), std::string(5000, 'x'));
-  auto held = Env::posix().try_lock(dir / "v1/db.locks", 0);
+  auto held = Env::posix().try_lock(dir / "v1/db.locks", 0, 0600);
   ASSERT_TRUE(held.is_ok() && *held != nullptr);
   auto t = tier();
   EXPECT_FALSE(t->get({"db", "db"}, entry_named("k").key)->has_value());

@@ -16,7 +16,7 @@ Result<CompactedLog> write_compacted_log(Env& env, const File& log, std::vector<
   CompactedLog compacted;
   compacted.generation = userlog::new_generation();
   const std::string temp = path + ".tmp.compact." + std::to_string(env.now_unix());
-  auto out = env.new_writable_file(temp, 0600);
+  auto out = env.new_writable_file(temp, options.mode);
   if (!out) return out.status();
   const auto header = userlog::encode_header(userlog::FileKind::kLog, compacted.generation);
   Status s = (*out)->append(header);

@@ -17,6 +17,7 @@ namespace kcache {
 struct CompactionOptions {
   std::string folder;  // the log's folder, synced after the rename
   bool sync = true;    // fdatasync the new log before the rename
+  mode_t mode = 0600;  // of the new log (the umask applies)
 };
 
 // The new log: its generation, the records kept at their new offsets (in

@@ -21,6 +21,7 @@ Status UserTier::put(const std::string& db, const Entry& entry,
 }
 
 Status UserTier::remove(const std::string& db, const CacheKey& key) {
+  if (const std::string* refused = refusal()) return Status::not_supported(*refused);
   auto open = db_for(db);
   if (!open) return open.status();
   if (*open == nullptr) return Status::ok();
@@ -46,6 +47,9 @@ Result<std::unique_ptr<FileLock>> UserTier::try_lock(const std::string& db, cons
 }
 
 Result<std::vector<std::string>> UserTier::databases() const {
+  if (const std::string* refused = const_cast<UserTier*>(this)->refusal()) {
+    return Status::unavailable(*refused);
+  }
   auto entries = env_.list_dir(options_.dir);
   if (!entries) {
     if (entries.status().code() == StatusCode::kNotFound) return std::vector<std::string>();
@@ -100,6 +104,7 @@ Result<std::uint64_t> UserTier::clear() {
 }
 
 Result<std::optional<Entry>> UserTier::get_from(const std::string& name, const CacheKey& key) {
+  if (refusal() != nullptr) return std::optional<Entry>();
   auto db = db_for(name);
   if (!db) return open_failure(name, db.status());
   if (*db == nullptr) return std::optional<Entry>();
@@ -356,7 +361,7 @@ Result<std::shared_ptr<Db>> UserTier::open_for_append(const std::string& name) {
     // A new log: complete before its name appears, so that no reader
     // ever meets half a header.
     const auto header = encode_header(FileKind::kLog, new_generation());
-    if (Status s = env_.write_file_atomic(path, header, options_.sync, 0600); !s.is_ok()) {
+    if (Status s = env_.write_file_atomic(path, header, options_.sync, file_mode()); !s.is_ok()) {
       return s;
     }
     // The log's name must last as long as the entries synced into it.
@@ -445,7 +450,8 @@ Status UserTier::write_hint(const std::string& name, Db& db) {
   if (auto info = env_.file_info(path); info && info->type != FileType::kRegular) {
     quarantine_file(name, path, Status::corruption(path + " is not a regular file"));
   }
-  if (Status s = env_.write_file_atomic(path, bytes, /*sync=*/false, 0600); !s.is_ok()) return s;
+  if (Status s = env_.write_file_atomic(path, bytes, /*sync=*/false, file_mode()); !s.is_ok())
+    return s;
   auto hint = env_.open_file(path, OpenMode::kReadWrite);
   if (!hint) return hint.status();
   if (Status own = opened_own_file(path, **hint); !own.is_ok()) return own;

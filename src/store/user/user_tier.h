@@ -26,6 +26,10 @@ namespace kcache {
 struct UserTierOptions {
   std::string dir;   // <cache dir>/<version>
   bool sync = true;  // fdatasync each appended entry before its hint record
+  // Declared shared by its users (KCACHE_SHARED_CACHE): the folder is used
+  // even when others can write it, and what is made in it is made
+  // readable and writable for all, as the umask allows.
+  bool shared = false;
 };
 
 std::unique_ptr<Tier> make_user_tier(UserTierOptions options, Env& env, const Logger& log,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "store/trusted_path.h"
+
 namespace kcache::userlog {
 
 Status UserTier::opened_own_file(const std::string& path, const File& file) const {
@@ -24,12 +26,12 @@ Result<std::unique_ptr<FileLock>> UserTier::lock_byte(const std::string& db, std
     events_.on_corrupt(this->name(), path, Status::corruption(path + " is a symbolic link"));
     quarantine_.move_in(db, path);
   }
-  auto lock = env_.try_lock(path, offset);
+  auto lock = env_.try_lock(path, offset, file_mode());
   if (auto info = env_.file_info(path); !lock && info && info->type != FileType::kRegular) {
     events_.on_corrupt(this->name(), path,
                        Status::corruption("not a lock file: " + lock.status().message()));
     quarantine_.move_in(db, path);
-    lock = env_.try_lock(path, offset);
+    lock = env_.try_lock(path, offset, file_mode());
   }
   return lock;
 }
@@ -56,12 +58,36 @@ bool UserTier::folder_writable() {
   return *folder_writable_;
 }
 
+const std::string* UserTier::check_trust() {
+  std::lock_guard lock(mutex_);
+  if (trust_.load(std::memory_order_relaxed) == kRefused) return &refusal_;
+  if (options_.shared) {
+    trust_.store(kTrusted, std::memory_order_release);
+    return nullptr;
+  }
+  if (auto reason = untrusted_folder_reason(options_.dir, env_)) {
+    refusal_reason_ = "not used: another user could have written it (" + *reason +
+                      "); fix the owner or mode, or set KCACHE_SHARED_CACHE=1 if it is shared "
+                      "on purpose";
+    refusal_ = "the user cache " + options_.dir + " is " + refusal_reason_;
+    trust_.store(kRefused, std::memory_order_release);
+    log_.warn_once("UserDb:untrusted:" + options_.dir, "UserDb",
+                   "The user cache " + options_.dir + " is " + refusal_reason_);
+    return &refusal_;
+  }
+  if (env_.file_info(options_.dir).is_ok()) trust_.store(kTrusted, std::memory_order_release);
+  return nullptr;
+}
+
 Status UserTier::ensure_dir(const std::string& dir) {
   {
     std::lock_guard lock(mutex_);
     if (created_dirs_.contains(dir)) return Status::ok();
   }
-  if (Status s = env_.create_dirs(dir, kFolderMode); !s.is_ok()) return s;
+  if (Status s = env_.create_dirs(dir, folder_mode()); !s.is_ok()) {
+    return s;
+  }
+  if (const std::string* refused = refusal()) return Status::not_supported(*refused);
   std::lock_guard lock(mutex_);
   created_dirs_.insert(dir);
   return Status::ok();

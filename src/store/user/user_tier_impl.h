@@ -6,6 +6,7 @@
 // make_user_tier() (user_tier.h).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -191,6 +192,20 @@ class UserTier final : public Tier {
 
   // Whether this process may write in the tier's folder (asked once).
   bool folder_writable();
+  // The mode files and folders are made with (the umask applies).
+  mode_t file_mode() const { return options_.shared ? 0666 : 0600; }
+  mode_t folder_mode() const { return options_.shared ? 0777 : kFolderMode; }
+
+  // The reason the tier's folder is not used (said once), or nullptr when
+  // it may be. Unless the cache is shared, a folder another user could
+  // write is refused (store/trusted_path.h); asked again until the folder
+  // exists, so that a folder someone else made first is caught at its
+  // creation. The hot path is one atomic load.
+  const std::string* refusal() {
+    if (trust_.load(std::memory_order_acquire) == kTrusted) return nullptr;
+    return check_trust();
+  }
+  const std::string* check_trust();
 
   Status ensure_dir(const std::string& dir);
 
@@ -214,6 +229,11 @@ class UserTier final : public Tier {
   std::set<std::string> created_dirs_;
   std::map<std::string, std::shared_ptr<Db>, std::less<>> dbs_;
   std::optional<bool> folder_writable_;
+  static constexpr int kUnknown = 0, kTrusted = 1, kRefused = 2;
+  std::atomic<int> trust_{kUnknown};
+  std::string refusal_;         // set once, before trust_ becomes kRefused
+  std::string refusal_reason_;  // the same, for verify: "not used: ..."
+
   bool network_checked_ = false;
 };
 

@@ -6,6 +6,10 @@
 namespace kcache::userlog {
 
 Status UserTier::verify(bool repair, VerifyReport& report) {
+  if (refusal() != nullptr) {
+    report.problems.push_back({options_.dir, refusal_reason_, false});
+    return Status::ok();
+  }
   auto names = databases();
   if (!names) return names.status();
   for (const auto& db : *names) {
@@ -181,7 +185,7 @@ Status UserTier::compact(const std::string& name, const File& log, const LogScan
   std::vector<HintRecord> records;
   for (const auto& [key, record] : scan.live) records.push_back(record);
   auto compacted = write_compacted_log(env_, log, std::move(records), log_path(name),
-                                       {options_.dir, options_.sync});
+                                       {options_.dir, options_.sync, file_mode()});
   if (!compacted) return compacted.status();
   Db db;
   db.generation = compacted->generation;
