@@ -152,20 +152,52 @@ TEST_F(UserTierTest, CorruptRecordIsCopiedToQuarantineAndRemoved) {
 
 // A hint record that names another key's record (a forged or misplaced
 // hint) is never served: the entry's own key is checked.
-TEST_F(UserTierTest, HintPointingAtAnotherKeysRecordIsNotServed) {
+// A hint whose records pass their checks but whose offsets are wrong (here
+// a's record names b's bytes) is what is wrong, not the log: a is served
+// from where the log holds it, nothing is reported or removed, and the
+// hint is rebuilt, so a fresh process reads the right offsets at once.
+TEST_F(UserTierTest, HintPointingAtAnotherKeysRecordServesTheLogsRecord) {
   auto t = tier();
   Entry a = entry_named("a");
   Entry b = entry_named("b");
   put(*t, "db", a);
   put(*t, "db", b);
-  auto b_record = record_of("db", b.key);
+  const auto b_record = record_of("db", b.key);
   testing::append_hint(hint_file("db"), {a.key, b_record.offset, b_record.size});
+  auto reader = tier();
+  EXPECT_TRUE(hit(*reader, "db", a));
+  EXPECT_TRUE(hit(*reader, "db", b));
+  EXPECT_EQ(events.count, 0);
+  EXPECT_EQ(quarantined(), 0);
+  // The hint, rebuilt: one record per key, the misplacing one gone.
+  EXPECT_EQ(std::filesystem::file_size(hint_file("db")),
+            userlog::kHeaderSize + 2 * userlog::kHintRecordSize);
+  EXPECT_TRUE(hit(*tier(), "db", a));
+  VerifyReport report;
+  ASSERT_TRUE(tier()->verify(false, report).is_ok());
+  EXPECT_TRUE(report.problems.empty()) << report.problems[0].problem;
+}
+
+// When the log holds no good record of the key elsewhere, the damage is
+// real: the record is reported, kept in quarantine/ and removed.
+TEST_F(UserTierTest, ARecordDamagedInTheLogIsStillReportedAfterTheLogIsRead) {
+  auto t = tier();
+  Entry a = entry_named("a");
+  Entry b = entry_named("b");
+  put(*t, "db", a);
+  put(*t, "db", b);
+  const auto a_record = record_of("db", a.key);
+  std::string byte = testing::read_file(log_file("db")).substr(a_record.offset + 40, 1);
+  byte[0] ^= 0x01;
+  testing::overwrite(log_file("db"), a_record.offset + 40, byte);
   auto reader = tier();
   auto got = reader->get({"db", "db"}, a.key);
   ASSERT_TRUE(got.is_ok());
   EXPECT_FALSE(got->has_value());
   EXPECT_EQ(events.count, 1);
+  EXPECT_EQ(quarantined(), 1);
   EXPECT_TRUE(hit(*reader, "db", b));
+  EXPECT_FALSE(tier()->get({"db", "db"}, a.key)->has_value());
 }
 
 TEST_F(UserTierTest, GarbageLogIsQuarantinedAndReplaced) {
@@ -576,7 +608,7 @@ TEST_F(UserTierTest, StaleTemporaryFilesAreReportedAndRemoved) {
   auto t = tier();
   Entry e = entry_named("k");
   put(*t, "db", e);
-  const std::string temp = log_file("db") + ".tmp.compact.123";
+  const std::string temp = log_file("db") + ".tmp.123456";
   testing::write_file(temp, "half a log");
   VerifyReport fresh;
   ASSERT_TRUE(t->verify(false, fresh).is_ok());
@@ -593,6 +625,54 @@ TEST_F(UserTierTest, StaleTemporaryFilesAreReportedAndRemoved) {
   EXPECT_TRUE(repaired.problems[0].repaired);
   EXPECT_FALSE(std::filesystem::exists(temp));
   EXPECT_TRUE(hit(*t, "db", e));
+}
+
+// Only a holder of the append lock compacts, so a compaction's temporary
+// file seen under that lock was left by a killed compaction, however
+// recent: verify reports it and --repair removes it in one pass, and the
+// first write of a process removes it unasked.
+TEST_F(UserTierTest, WhatAKilledCompactionLeftIsRemovedAtOnce) {
+  auto t = tier();
+  Entry e = entry_named("k");
+  put(*t, "db", e);
+  const std::string temp = log_file("db") + ".tmp.compact.123";
+  testing::write_file(temp, std::string(100000, 'x'));
+  VerifyReport report;
+  ASSERT_TRUE(tier()->verify(false, report).is_ok());
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0].path, temp);
+  EXPECT_EQ(report.problems[0].problem, "temporary file left by an interrupted compaction");
+  VerifyReport repaired;
+  ASSERT_TRUE(tier()->verify(true, repaired).is_ok());
+  ASSERT_EQ(repaired.problems.size(), 1u);
+  EXPECT_TRUE(repaired.problems[0].repaired);
+  EXPECT_FALSE(std::filesystem::exists(temp));
+
+  testing::write_file(temp, std::string(100000, 'x'));
+  auto writer = tier();
+  put(*writer, "db", entry_named("another"));
+  EXPECT_FALSE(std::filesystem::exists(temp));
+  EXPECT_TRUE(hit(*writer, "db", e));
+}
+
+// A log that is not a log is moved aside with its hint in one pass: a
+// second verify finds nothing.
+TEST_F(UserTierTest, RepairOfAnEmptiedLogNeedsOnePass) {
+  auto t = tier();
+  put(*t, "db", entry_named("k"));
+  for (const std::string& garbage : {std::string(), std::string(5000, 'x')}) {
+    SCOPED_TRACE(garbage.size());
+    testing::write_file(log_file("db"), garbage);
+    VerifyReport repaired;
+    ASSERT_TRUE(tier()->verify(true, repaired).is_ok());
+    ASSERT_FALSE(repaired.problems.empty());
+    for (const auto& problem : repaired.problems) EXPECT_TRUE(problem.repaired) << problem.problem;
+    VerifyReport again;
+    ASSERT_TRUE(tier()->verify(false, again).is_ok());
+    EXPECT_TRUE(again.problems.empty())
+        << again.problems[0].path << ": " << again.problems[0].problem;
+    put(*tier(), "db", entry_named("k"));
+  }
 }
 
 // On a network file system the cache works as anywhere, with one warning

@@ -1,12 +1,33 @@
 #include "store/user/log_compaction.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "format/byte_buffer.h"
 
 namespace kcache {
 
 using userlog::HintRecord;
+
+namespace {
+constexpr std::string_view kTempInfix = ".tmp.compact.";
+}  // namespace
+
+std::vector<std::string> abandoned_compactions(const Env& env, const std::string& path) {
+  std::vector<std::string> found;
+  const std::filesystem::path log(path);
+  auto names = env.list_dir(log.parent_path().string());
+  if (!names) return found;
+  const std::string prefix = log.filename().string() + std::string(kTempInfix);
+  for (const auto& entry : *names) {
+    if (entry.is_dir || !entry.name.starts_with(prefix)) continue;
+    const std::string temp = (log.parent_path() / entry.name).string();
+    if (auto info = env.file_info(temp); info && info->type == FileType::kRegular) {
+      found.push_back(temp);
+    }
+  }
+  return found;
+}
 
 Result<CompactedLog> write_compacted_log(Env& env, const File& log, std::vector<HintRecord> records,
                                          const std::string& path,
@@ -15,7 +36,8 @@ Result<CompactedLog> write_compacted_log(Env& env, const File& log, std::vector<
             [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
   CompactedLog compacted;
   compacted.generation = userlog::new_generation();
-  const std::string temp = path + ".tmp.compact." + std::to_string(env.now_unix());
+  for (const std::string& left : abandoned_compactions(env, path)) (void)env.remove_file(left);
+  const std::string temp = path + std::string(kTempInfix) + std::to_string(env.now_unix());
   auto out = env.new_writable_file(temp, options.mode);
   if (!out) return out.status();
   const auto header = userlog::encode_header(userlog::FileKind::kLog, compacted.generation);

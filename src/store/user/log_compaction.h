@@ -36,4 +36,10 @@ Result<CompactedLog> write_compacted_log(Env& env, const File& log,
                                          std::vector<userlog::HintRecord> records,
                                          const std::string& path, const CompactionOptions& options);
 
+// The temporary files of compactions of the log at `path` that were
+// killed before their rename (`<path>.tmp.compact.*`), which may hold as
+// much as the whole log. Only a holder of the append lock compacts, so the
+// caller, holding it, may remove every one.
+std::vector<std::string> abandoned_compactions(const Env& env, const std::string& path);
+
 }  // namespace kcache

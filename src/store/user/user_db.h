@@ -44,6 +44,9 @@ struct Db {
   std::uint64_t hinted_end = userlog::kHeaderSize;
   // How far this process has read the log (past the hint, on a miss).
   std::uint64_t read_end = userlog::kHeaderSize;
+  // Whether a record that failed its checks had the whole log read to see
+  // whether the hint misplaced it (done once per open database).
+  bool checked_against_log = false;
 
   // The caller holds `mutex` exclusively (as for the two below).
   void apply(const HintRecord& record) {

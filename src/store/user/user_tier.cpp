@@ -6,6 +6,7 @@
 
 #include "format/entry.h"
 #include "format/hash.h"
+#include "store/user/log_compaction.h"
 
 namespace kcache::userlog {
 
@@ -124,18 +125,65 @@ Result<std::optional<Entry>> UserTier::get_from(const std::string& name, const C
     record = (*db)->find(key);
     if (!record) return std::optional<Entry>();
   }
-  ByteBuffer bytes = ByteBuffer::allocate(record->size);
-  if (Status s = (*db)->log->read_at(record->offset, bytes.mutable_span()); !s.is_ok()) {
-    if (s.code() != StatusCode::kCorruption) return s;
-    damaged(name, (*db)->generation, *record, ByteBuffer(), s);  // shorter than its hint says
-    return std::optional<Entry>();
+  auto entry = read_checked(name, **db, *record);
+  if (!entry) return entry.status();
+  return entry;
+}
+
+Result<Entry> UserTier::read_entry(const Db& db, const HintRecord& record, ByteBuffer& bytes) {
+  bytes = ByteBuffer::allocate(record.size);
+  if (Status s = db.log->read_at(record.offset, bytes.mutable_span()); !s.is_ok()) {
+    if (s.code() == StatusCode::kCorruption) bytes = ByteBuffer();  // shorter than the hint says
+    return s;
   }
-  auto entry = decode_entry(bytes, &key);
-  if (!entry) {
-    damaged(name, (*db)->generation, *record, bytes, entry.status());
-    return std::optional<Entry>();
+  return decode_entry(bytes, &record.key);
+}
+
+Result<std::optional<Entry>> UserTier::read_checked(const std::string& name, Db& db,
+                                                    const HintRecord& record) {
+  ByteBuffer bytes;
+  auto entry = read_entry(db, record, bytes);
+  if (entry) return std::optional<Entry>(std::move(*entry));
+  // An I/O error is not damage: reported as such, nothing is removed.
+  if (entry.status().code() != StatusCode::kCorruption) return entry.status();
+  if (auto elsewhere = recheck_against_log(name, db, record)) {
+    ByteBuffer again;
+    if (auto moved = read_entry(db, *elsewhere, again))
+      return std::optional<Entry>(std::move(*moved));
   }
-  return std::optional<Entry>(std::move(*entry));
+  damaged(name, db.generation, record, bytes, entry.status());
+  return std::optional<Entry>();
+}
+
+std::optional<HintRecord> UserTier::recheck_against_log(const std::string& name, Db& db,
+                                                        const HintRecord& record) {
+  std::unique_lock lock(db.mutex);
+  if (std::exchange(db.checked_against_log, true)) return std::nullopt;
+  auto scan = scan_log(*db.log);
+  if (!scan) return std::nullopt;
+  auto it = scan->live.find(record.key);
+  if (it == scan->live.end() || it->second.offset == record.offset) return std::nullopt;
+  // The hint misplaced a record that verifies: the hint is wrong, not the
+  // log. What the process knows is replaced by the scan, and the hint is
+  // rebuilt from it when no one is appending.
+  log_.warn_once("UserDb:hint:" + hint_path(name), "UserDb",
+                 "The hint file " + hint_path(name) + " placed entry " + record.key.hex() +
+                     " at offset " + std::to_string(record.offset) + " of " + log_path(name) +
+                     ", which holds it at " + std::to_string(it->second.offset) +
+                     "; the hint is rebuilt from the log (no entry is lost)");
+  const HintRecord found = it->second;
+  db.newest.clear();
+  for (const auto& [key, live] : scan->live) db.apply(live);
+  db.read_end = scan->end;
+  lock.unlock();
+  if (db.writable) {
+    if (auto held = lock_byte(name, kAppendLockOffset); held && *held) {
+      auto size = db.log->size();
+      auto now = env_.file_info(log_path(name));
+      if (size && *size == scan->size && now && now->id == db.log->id()) (void)write_hint(name, db);
+    }
+  }
+  return found;
 }
 
 Result<std::optional<Entry>> UserTier::open_failure(const std::string& name,
@@ -275,16 +323,9 @@ Status UserTier::for_each_entry(const std::string& name, Action&& action) {
     (*db)->read_hint();
   }
   for (const HintRecord& record : (*db)->records()) {
-    ByteBuffer bytes = ByteBuffer::allocate(record.size);
-    Status s = (*db)->log->read_at(record.offset, bytes.mutable_span());
-    // An I/O error is not damage: reported as such, nothing is removed.
-    if (!s.is_ok() && s.code() != StatusCode::kCorruption) return s;
-    Result<Entry> entry = s.is_ok() ? decode_entry(bytes, &record.key) : Result<Entry>(s);
-    if (!entry) {
-      damaged(name, (*db)->generation, record, s.is_ok() ? bytes : ByteBuffer(), entry.status());
-      continue;
-    }
-    action(*entry, record);
+    auto entry = read_checked(name, **db, record);
+    if (!entry) return entry.status();
+    if (entry->has_value()) action(**entry, record);
   }
   return Status::ok();
 }
@@ -356,6 +397,9 @@ Result<std::shared_ptr<Db>> UserTier::db_for_append(const std::string& name) {
 Result<std::shared_ptr<Db>> UserTier::open_for_append(const std::string& name) {
   const std::string path = log_path(name);
   (void)quarantine_bad_log(name);
+  // Once per process and database, under the append lock: what killed
+  // compactions left (store/user/log_compaction.h).
+  for (const std::string& left : abandoned_compactions(env_, path)) (void)env_.remove_file(left);
   auto opened = open_db(name);
   if (opened && *opened == nullptr) {
     // A new log: complete before its name appears, so that no reader

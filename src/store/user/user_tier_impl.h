@@ -18,6 +18,7 @@
 
 #include "core/log.h"
 #include "env/env.h"
+#include "format/byte_buffer.h"
 #include "store/tier.h"
 #include "store/user/quarantine.h"
 #include "store/user/user_db.h"
@@ -75,6 +76,24 @@ class UserTier final : public Tier {
   // ---- reading --------------------------------------------------------
 
   Result<std::optional<Entry>> get_from(const std::string& name, const CacheKey& key);
+
+  // Reads the record `record` of `db` and checks it: the entry, or what is
+  // wrong with it (kCorruption; `bytes` then holds what was read, empty
+  // when the log is shorter than the record), or an I/O error.
+  Result<Entry> read_entry(const Db& db, const HintRecord& record, ByteBuffer& bytes);
+  // read_entry(), and what follows from its answer: a record that fails
+  // its checks is looked for in the log (the hint may be what is wrong),
+  // and is reported and removed only when the log holds no good record of
+  // its key elsewhere. nullopt: the entry is not served.
+  Result<std::optional<Entry>> read_checked(const std::string& name, Db& db,
+                                            const HintRecord& record);
+  // For a record that failed its checks: reads the whole log (once per open
+  // database) and, if it holds a good record of the key somewhere else, the
+  // hint was wrong: what `db` knows is replaced by the scan, the hint is
+  // rebuilt, and that record returned. A record that verifies is never
+  // discarded because the hint misplaced it.
+  std::optional<HintRecord> recheck_against_log(const std::string& name, Db& db,
+                                                const HintRecord& record);
 
   // What a lookup makes of a database that cannot be opened: something
   // other than a file where the log belongs, or a log with a bad header, is
@@ -166,8 +185,9 @@ class UserTier final : public Tier {
   Status compact(const std::string& name, const File& log, const LogScan& scan,
                  const std::map<std::uint64_t, CacheKey>& damaged_keys);
 
-  // Temporary files (`<db>.ukdb.tmp.*`, `<db>.ukdx.tmp.*`) older than an
-  // hour: a writer that was killed before its rename left them.
+  // Temporary files (`<db>.ukdb.tmp.*`, `<db>.ukdx.tmp.*`, but for those
+  // of compactions, verify_db's) older than an hour: a writer that was
+  // killed before its rename left them.
   std::vector<std::string> stale_temp_files(const std::string& name) const;
 
   // ---- locks, folders, quarantine ---------------------------------------

@@ -30,6 +30,18 @@ void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& rep
     report.problems.push_back({path, "cannot check: " + lock.status().message(), false});
     return;
   }
+  // No compaction runs while the append lock is held: whatever one left
+  // was left by a compaction that was killed, however recent.
+  for (const std::string& temp : abandoned_compactions(env_, path)) {
+    bool fixed = repair && env_.remove_file(temp).is_ok();
+    report.problems.push_back({temp, "temporary file left by an interrupted compaction", fixed});
+  }
+  // A log moved aside takes its hint with it, in the same pass.
+  const auto move_log_aside = [&] {
+    if (!quarantine_.move_in(name, path)) return false;
+    forget(name);
+    return env_.remove_all(hint_path(name)).is_ok();
+  };
   auto info = env_.file_info(path);
   if (!info) {
     bool fixed = repair && env_.remove_all(hint_path(name)).is_ok();
@@ -37,7 +49,7 @@ void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& rep
     return;
   }
   if (info->type != FileType::kRegular) {
-    bool fixed = repair && quarantine_.move_in(name, path);
+    bool fixed = repair && move_log_aside();
     report.problems.push_back({path, "not a regular file", fixed});
     return;
   }
@@ -54,8 +66,7 @@ void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& rep
   auto generation = read.is_ok() ? decode_header(FileKind::kLog, header) : Result<Generation>(read);
   if (!generation) {
     log->reset();
-    bool fixed = repair && quarantine_.move_in(name, path);
-    if (fixed) forget(name);
+    bool fixed = repair && move_log_aside();
     report.problems.push_back({path, generation.status().message(), fixed});
     return;
   }
@@ -200,7 +211,7 @@ std::vector<std::string> UserTier::stale_temp_files(const std::string& name) con
   if (!names) return files;
   const std::int64_t now = env_.now_unix();
   for (const auto& file : *names) {
-    if (file.is_dir) continue;
+    if (file.is_dir || file.name.find(".tmp.compact.") != std::string::npos) continue;
     if (!file.name.starts_with(name + std::string(kLogSuffix) + ".tmp.") &&
         !file.name.starts_with(name + std::string(kHintSuffix) + ".tmp.")) {
       continue;
