@@ -29,6 +29,10 @@ std::vector<std::string> abandoned_compactions(const Env& env, const std::string
   return found;
 }
 
+void remove_abandoned_compactions(Env& env, const std::string& path) {
+  for (const std::string& left : abandoned_compactions(env, path)) (void)env.remove_file(left);
+}
+
 Result<CompactedLog> write_compacted_log(Env& env, const File& log, std::vector<HintRecord> records,
                                          const std::string& path,
                                          const CompactionOptions& options) {
@@ -36,7 +40,7 @@ Result<CompactedLog> write_compacted_log(Env& env, const File& log, std::vector<
             [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
   CompactedLog compacted;
   compacted.generation = userlog::new_generation();
-  for (const std::string& left : abandoned_compactions(env, path)) (void)env.remove_file(left);
+  remove_abandoned_compactions(env, path);
   const std::string temp = path + std::string(kTempInfix) + std::to_string(env.now_unix());
   auto out = env.new_writable_file(temp, options.mode);
   if (!out) return out.status();

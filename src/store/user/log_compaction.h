@@ -41,5 +41,7 @@ Result<CompactedLog> write_compacted_log(Env& env, const File& log,
 // much as the whole log. Only a holder of the append lock compacts, so the
 // caller, holding it, may remove every one.
 std::vector<std::string> abandoned_compactions(const Env& env, const std::string& path);
+// Removes them (the caller holds the append lock).
+void remove_abandoned_compactions(Env& env, const std::string& path);
 
 }  // namespace kcache

@@ -176,13 +176,7 @@ std::optional<HintRecord> UserTier::recheck_against_log(const std::string& name,
   for (const auto& [key, live] : scan->live) db.apply(live);
   db.read_end = scan->end;
   lock.unlock();
-  if (db.writable) {
-    if (auto held = lock_byte(name, kAppendLockOffset); held && *held) {
-      auto size = db.log->size();
-      auto now = env_.file_info(log_path(name));
-      if (size && *size == scan->size && now && now->id == db.log->id()) (void)write_hint(name, db);
-    }
-  }
+  rewrite_hint_after_scan(name, db, scan->size);
   return found;
 }
 
@@ -247,6 +241,9 @@ Result<std::shared_ptr<Db>> UserTier::open_db(const std::string& name) {
     }
   }
   if (Status own = opened_own_file(path, **log); !own.is_ok()) return own;
+  if (trust_.load(std::memory_order_acquire) != kTrusted) {  // the folder exists now
+    if (const std::string* refused = check_trust()) return Status::not_supported(*refused);
+  }
   db->log = std::move(*log);
   std::uint8_t header[kHeaderSize];
   auto size = db->log->size();
@@ -276,18 +273,21 @@ Result<std::shared_ptr<Db>> UserTier::open_db(const std::string& name) {
     for (const auto& [key, record] : scan->live) db->apply(record);
     db->read_end = scan->end;
   }
-  if (db->writable) {
-    // Rewritten only if no one appended since the scan (what the scan
-    // missed, a removal say, would be dropped from the hint).
-    if (auto lock = lock_byte(name, kAppendLockOffset); lock && *lock) {
-      auto now = env_.file_info(log_path(name));
-      auto size_now = db->log->size();
-      if (now && now->id == db->log->id() && size_now && *size_now == scan->size) {
-        (void)write_hint(name, *db);
-      }
+  rewrite_hint_after_scan(name, *db, scan->size);
+  return db;
+}
+
+void UserTier::rewrite_hint_after_scan(const std::string& name, Db& db, std::uint64_t scanned) {
+  if (!db.writable) return;
+  // Only if no one appended since the scan (what the scan missed, a
+  // removal say, would be dropped from the hint).
+  if (auto lock = lock_byte(name, kAppendLockOffset); lock && *lock) {
+    auto now = env_.file_info(log_path(name));
+    auto size_now = db.log->size();
+    if (now && now->id == db.log->id() && size_now && *size_now == scanned) {
+      (void)write_hint(name, db);
     }
   }
-  return db;
 }
 
 bool UserTier::replaced(const std::string& name, const Db& db) const {
@@ -399,7 +399,7 @@ Result<std::shared_ptr<Db>> UserTier::open_for_append(const std::string& name) {
   (void)quarantine_bad_log(name);
   // Once per process and database, under the append lock: what killed
   // compactions left (store/user/log_compaction.h).
-  for (const std::string& left : abandoned_compactions(env_, path)) (void)env_.remove_file(left);
+  remove_abandoned_compactions(env_, path);
   auto opened = open_db(name);
   if (opened && *opened == nullptr) {
     // A new log: complete before its name appears, so that no reader

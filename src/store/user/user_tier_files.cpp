@@ -75,7 +75,8 @@ const std::string* UserTier::check_trust() {
                    "The user cache " + options_.dir + " is " + refusal_reason_);
     return &refusal_;
   }
-  if (env_.file_info(options_.dir).is_ok()) trust_.store(kTrusted, std::memory_order_release);
+  trust_.store(env_.file_info(options_.dir).is_ok() ? kTrusted : kAbsent,
+               std::memory_order_release);
   return nullptr;
 }
 
@@ -87,7 +88,9 @@ Status UserTier::ensure_dir(const std::string& dir) {
   if (Status s = env_.create_dirs(dir, folder_mode()); !s.is_ok()) {
     return s;
   }
-  if (const std::string* refused = refusal()) return Status::not_supported(*refused);
+  if (trust_.load(std::memory_order_acquire) != kTrusted) {
+    if (const std::string* refused = check_trust()) return Status::not_supported(*refused);
+  }
   std::lock_guard lock(mutex_);
   created_dirs_.insert(dir);
   return Status::ok();

@@ -119,6 +119,11 @@ class UserTier final : public Tier {
   // replaced by a scan of the log, and rebuilt when no one is appending.
   Result<std::shared_ptr<Db>> open_db(const std::string& name);
 
+  // Writes the hint of `db` anew from what a scan of `scanned` bytes of
+  // its log found, when this process may write and no one has appended
+  // since; else leaves the hint as it is.
+  void rewrite_hint_after_scan(const std::string& name, Db& db, std::uint64_t scanned);
+
   // Whether the files of `name` are no longer the ones `db` holds: cleared,
   // compacted, or a hint rebuilt by someone else.
   bool replaced(const std::string& name, const Db& db) const;
@@ -218,13 +223,16 @@ class UserTier final : public Tier {
 
   // The reason the tier's folder is not used (said once), or nullptr when
   // it may be. Unless the cache is shared, a folder another user could
-  // write is refused (store/trusted_path.h); asked again until the folder
-  // exists, so that a folder someone else made first is caught at its
-  // creation. The hot path is one atomic load.
+  // write is refused (store/trusted_path.h). The hot path is one atomic
+  // load: the folder is judged on the first call, and a folder that did
+  // not exist then is judged again (check_trust) when it is made or its
+  // first log opened, so that a folder someone else made first is caught.
   const std::string* refusal() {
-    if (trust_.load(std::memory_order_acquire) == kTrusted) return nullptr;
-    return check_trust();
+    const int trust = trust_.load(std::memory_order_acquire);
+    if (trust == kTrusted || trust == kAbsent) return nullptr;
+    return trust == kRefused ? &refusal_ : check_trust();
   }
+  // Judges the folder now (a refusal is final).
   const std::string* check_trust();
 
   Status ensure_dir(const std::string& dir);
@@ -249,7 +257,8 @@ class UserTier final : public Tier {
   std::set<std::string> created_dirs_;
   std::map<std::string, std::shared_ptr<Db>, std::less<>> dbs_;
   std::optional<bool> folder_writable_;
-  static constexpr int kUnknown = 0, kTrusted = 1, kRefused = 2;
+  // kAbsent: judged when it did not exist, by the folders above it.
+  static constexpr int kUnknown = 0, kAbsent = 1, kTrusted = 2, kRefused = 3;
   std::atomic<int> trust_{kUnknown};
   std::string refusal_;         // set once, before trust_ becomes kRefused
   std::string refusal_reason_;  // the same, for verify: "not used: ..."
