@@ -155,7 +155,18 @@ void check_parsed(const std::vector<std::string>& tokens, Dialect dialect) {
     return;
   }
   const std::vector<std::string>& normal = parsed->tokens;
-  auto first_macro = std::find_if(normal.begin(), normal.end(), is_macro);
+  // A token can be the value of the option before it, not an option: a
+  // file named "-UX" after -include, say.
+  const auto is_value = [&](std::size_t i) {
+    return i > 0 && normal[i - 1].starts_with("-") && !is_macro(normal[i - 1]) &&
+           std::any_of(parsed->paths.begin(), parsed->paths.end(),
+                       [&](const PathOption& p) { return p.path == normal[i]; });
+  };
+  auto first_macro = normal.begin();
+  while (first_macro != normal.end() &&
+         (!is_macro(*first_macro) || is_value(first_macro - normal.begin()))) {
+    ++first_macro;
+  }
   KCACHE_FUZZ_CHECK(std::all_of(first_macro, normal.end(), is_macro),
                     "a -D/-U option is followed by another option");
   std::set<std::string_view> names;
