@@ -30,6 +30,7 @@
 #include <kcache/package.h>
 #include <kcache/status.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -122,6 +123,31 @@ struct KCACHE_EXPORT VerifyReport {
   std::uint64_t entries_ok = 0;
   std::uint64_t databases_checked = 0;
   std::vector<Problem> problems;
+};
+
+// Limits for one `prune`, in place of the configured ones where set
+// (KCACHE_MAX_SIZE, KCACHE_MAX_ENTRIES, KCACHE_MAX_AGE); 0: no limit.
+struct KCACHE_EXPORT PruneOptions {
+  std::optional<std::uint64_t> max_size{};
+  std::optional<std::uint64_t> max_entries{};
+  std::optional<std::chrono::seconds> max_age{};
+};
+
+// What `prune` did to the user tier.
+struct KCACHE_EXPORT PruneReport {
+  // False when another process was pruning the cache (nothing was done).
+  bool ran = true;
+  // The limits applied; 0: none.
+  std::uint64_t max_size = 0;
+  std::uint64_t max_entries = 0;
+  std::int64_t max_age_seconds = 0;
+  std::uint64_t bytes_before = 0;  // of the cache's files
+  std::uint64_t entries_before = 0;
+  std::uint64_t bytes_after = 0;
+  std::uint64_t entries_after = 0;
+  std::uint64_t evicted = 0;  // least recently used, for size or count
+  std::uint64_t expired = 0;  // unused for longer than max_age
+  std::uint64_t databases_compacted = 0;
 };
 
 // What Cache::export_db writes.
@@ -236,6 +262,10 @@ class KCACHE_EXPORT Cache {
   // `repair`, bad entries are moved to quarantine and missing index rows
   // restored.
   Result<VerifyReport> verify(bool repair);
+  // Brings the user tier within its limits now (what a background pass
+  // does after a put takes the cache past one): evicts the entries used
+  // longest ago and compacts what they leave.
+  Result<PruneReport> prune(const PruneOptions& options = {});
   // Writes the entries of database `db` to a new .kdb file at `output_path`
   // (replaced atomically); returns the number of entries written.
   Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,

@@ -50,6 +50,13 @@ struct KCACHE_EXPORT CacheOptions {
   std::optional<std::uint64_t> memory_cache_size{};
   // "none" or "zstd" for new user-tier entries (KCACHE_COMPRESSION).
   std::optional<std::string> compression{};
+  // Bytes the user tier may take on disk (KCACHE_MAX_SIZE), entries it may
+  // hold (KCACHE_MAX_ENTRIES), and how long an unused entry is kept
+  // (KCACHE_MAX_AGE); 0: no limit. Past one, the entries used longest ago
+  // are evicted in the background (docs/design.md §3).
+  std::optional<std::uint64_t> max_size{};
+  std::optional<std::uint64_t> max_entries{};
+  std::optional<std::chrono::seconds> max_age{};
   // How long to wait for another process compiling the same kernel before
   // compiling it here (KCACHE_LOCK_TIMEOUT).
   std::optional<std::chrono::milliseconds> lock_timeout{};
@@ -99,6 +106,10 @@ struct KCACHE_EXPORT ResolvedConfig {
   LogLevel log_level = LogLevel::kWarning;
   std::uint64_t memory_cache_size = 0;
   std::string compression = "none";
+  // The user tier's limits; 0: none.
+  std::uint64_t max_size = 0;
+  std::uint64_t max_entries = 0;
+  std::chrono::seconds max_age{0};
   std::chrono::milliseconds lock_timeout{120'000};
   std::chrono::milliseconds failure_ttl{3'600'000};
   // The manifest requests are recorded in (KCACHE_RECORD); empty: none.
@@ -126,5 +137,15 @@ struct KCACHE_EXPORT ResolvedConfig {
 // Never fails: malformed values fall back to the default and are reported
 // in `warnings`.
 KCACHE_EXPORT ResolvedConfig resolve_config(const CacheOptions& options);
+
+// The forms settings take, for tools that accept the same on their command
+// line. "1048576", "64K", "64M", "2G", "1.5G" (binary units; "KiB"/"MB"
+// spellings too) -> bytes; nullopt when malformed or negative.
+KCACHE_EXPORT std::optional<std::uint64_t> parse_size(std::string_view text);
+// "100000" -> 100000; nullopt unless a whole number of up to 15 digits.
+KCACHE_EXPORT std::optional<std::uint64_t> parse_count(std::string_view text);
+// "120" (seconds), "90s", "500ms", "2m", "1h", "30d", "2w" -> milliseconds;
+// nullopt when malformed or past 31 years.
+KCACHE_EXPORT std::optional<std::uint64_t> parse_duration_ms(std::string_view text);
 
 }  // namespace kcache

@@ -102,11 +102,18 @@ class Cache::Impl final : public TierEvents {
           make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this));
     }
     if (!config_.user_dir.empty()) {
+      const userlog::Limits limits{config_.max_size, config_.max_entries, config_.max_age.count()};
       user_ = std::make_unique<GuardedTier>(make_user_tier(
-          {config_.user_dir, config_.sync, config_.shared_cache}, env_, log_, *this));
+          {config_.user_dir, config_.sync, config_.shared_cache, limits}, env_, log_, *this));
     }
     compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
   }
+
+  // The user tier first: it waits for its background eviction pass, which
+  // reports to this object (on_corrupt) and its members.
+  ~Impl() override { user_.reset(); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   void on_corrupt(std::string_view tier, const std::string& where, const Status& problem) override {
     ++stats_.corrupt_entries;
@@ -356,6 +363,12 @@ class Cache::Impl final : public TierEvents {
       if (Status s = system_->verify(repair, report); !s.is_ok()) return s;
     }
     return report;
+  }
+
+  Result<PruneReport> prune(const PruneOptions& options) {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    return user->prune(options);
   }
 
   Result<std::uint64_t> import_package(const std::string& path) {
@@ -662,6 +675,7 @@ Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }
 Result<std::uint64_t> Cache::clear() { return impl_->clear(); }
 Result<std::uint64_t> Cache::clear_failures() { return impl_->clear_failures(); }
 Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); }
+Result<PruneReport> Cache::prune(const PruneOptions& options) { return impl_->prune(options); }
 Result<std::uint64_t> Cache::import_package(const std::string& path) {
   return impl_->import_package(path);
 }

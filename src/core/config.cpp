@@ -19,7 +19,7 @@
 namespace kcache {
 namespace {
 
-enum class SettingType { kPath, kBool, kLogLevel, kSize, kCompression, kDuration };
+enum class SettingType { kPath, kBool, kLogLevel, kSize, kCount, kCompression, kDuration };
 
 struct SettingRow {
   std::string_view name;
@@ -45,6 +45,17 @@ constexpr SettingRow kSettingsTable[] = {
     {"memory_cache_size", SettingType::kSize, "KCACHE_MEMORY_CACHE_SIZE", "64M",
      "a size such as 1048576, 64K, 64M or 2G",
      "bytes of binaries kept in this process's memory tier (K/M/G suffixes); 0 turns it off"},
+    {"max_size", SettingType::kSize, "KCACHE_MAX_SIZE", "4G",
+     "a size such as 4G, 500M or 0 (no limit)",
+     "bytes the user cache may take on disk (K/M/G/T suffixes, binary); past it, the entries "
+     "used longest ago are evicted down to 90%, in the background; 0: no limit"},
+    {"max_entries", SettingType::kCount, "KCACHE_MAX_ENTRIES", "0",
+     "a whole number such as 100000, or 0 (no limit)",
+     "entries the user cache may hold; past it, the entries used longest ago are evicted down "
+     "to 90%; 0: no limit"},
+    {"max_age", SettingType::kDuration, "KCACHE_MAX_AGE", "0",
+     "a duration such as 30d, 12h or 0 (no limit)",
+     "entries not used for this long (s/m/h/d/w suffixes) are evicted; 0: kept however old"},
     {"lock_timeout", SettingType::kDuration, "KCACHE_LOCK_TIMEOUT", "120s",
      "a duration such as 120, 90s, 500ms or 2m",
      "how long a process waits for another one compiling the same kernel before compiling it "
@@ -117,6 +128,8 @@ bool valid_value(SettingType type, std::string_view text) {
       return parse_log_level(text).has_value();
     case SettingType::kSize:
       return parse_size(text).has_value();
+    case SettingType::kCount:
+      return parse_count(text).has_value();
     case SettingType::kDuration:
       return parse_duration_ms(text).has_value();
     case SettingType::kCompression: {
@@ -253,6 +266,17 @@ std::optional<std::pair<double, std::string>> number_and_unit(std::string_view t
 
 }  // namespace
 
+std::optional<std::uint64_t> parse_count(std::string_view text) {
+  const std::string value = trim(text);
+  if (value.empty() || value.size() > 15) return std::nullopt;
+  std::uint64_t count = 0;
+  for (char c : value) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    count = count * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return count;
+}
+
 std::optional<std::uint64_t> parse_size(std::string_view text) {
   auto parsed = number_and_unit(text);
   if (!parsed) return std::nullopt;
@@ -286,6 +310,8 @@ std::optional<std::uint64_t> parse_duration_ms(std::string_view text) {
   if (unit == "ms") scale = 1;
   if (unit == "m" || unit == "min") scale = 60'000;
   if (unit == "h") scale = 3'600'000;
+  if (unit == "d") scale = 86'400'000;
+  if (unit == "w") scale = 7 * 86'400'000.0;
   if (scale == 0) return std::nullopt;
   const double ms = number * scale;
   if (!std::isfinite(ms) || ms > 1e12) return std::nullopt;
@@ -327,6 +353,9 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
     if (name == "failure_ttl" && options.failure_ttl) {
       return std::to_string(options.failure_ttl->count()) + "ms";
     }
+    if (name == "max_size" && options.max_size) return std::to_string(*options.max_size);
+    if (name == "max_entries" && options.max_entries) return std::to_string(*options.max_entries);
+    if (name == "max_age" && options.max_age) return std::to_string(options.max_age->count()) + "s";
     if (name == "lock_timeout" && options.lock_timeout) {
       return std::to_string(options.lock_timeout->count()) + "ms";
     }
@@ -383,6 +412,9 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
   const auto value_of = [&](std::string_view name) { return config.find(name)->value; };
   config.log_level = *parse_log_level(value_of("log_level"));
   config.memory_cache_size = *parse_size(value_of("memory_cache_size"));
+  config.max_size = *parse_size(value_of("max_size"));
+  config.max_entries = *parse_count(value_of("max_entries"));
+  config.max_age = std::chrono::seconds(*parse_duration_ms(value_of("max_age")) / 1000);
   config.compression = lower(trim(value_of("compression")));
   config.lock_timeout = std::chrono::milliseconds(*parse_duration_ms(value_of("lock_timeout")));
   config.failure_ttl = std::chrono::milliseconds(*parse_duration_ms(value_of("failure_ttl")));

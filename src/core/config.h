@@ -16,12 +16,7 @@ namespace kcache {
 // "" -> false; anything else -> nullopt.
 std::optional<bool> parse_bool(std::string_view text);
 std::optional<LogLevel> parse_log_level(std::string_view text);
-// "1048576", "64K", "64M", "2G", "1.5G" (binary units; "KiB"/"MB" spellings
-// too) -> bytes; nullopt when malformed.
-std::optional<std::uint64_t> parse_size(std::string_view text);
-// "120" (seconds), "90s", "500ms", "2m", "1h" -> milliseconds; nullopt when
-// malformed.
-std::optional<std::uint64_t> parse_duration_ms(std::string_view text);
+// parse_size, parse_count and parse_duration_ms: include/kcache/options.h.
 
 // Non-const `env`: when the default cache folder cannot be used (HOME
 // unset, not writable), the private fallback folder is created and checked

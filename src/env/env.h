@@ -87,6 +87,12 @@ class File {
       std::uint64_t /*length*/) const {
     return Status::not_supported("this file cannot be mapped");
   }
+  // A shared mapping of bytes [0, length) for reading and writing, of a
+  // file opened for both; kNotSupported where the file is not to be mapped.
+  [[nodiscard]] virtual Result<std::shared_ptr<FileMapping>> map_writable(
+      std::uint64_t /*length*/) {
+    return Status::not_supported("this file cannot be mapped for writing");
+  }
 };
 
 enum class OpenMode {

@@ -1,7 +1,8 @@
 // A read-only mapping of the start of an open file, guarded against the
 // file being truncated beneath it (env/sigbus_guard.h): a lost page reads
 // as zeros and the mapping says it is damaged. Views of it may be lent
-// out while a shared_ptr to it is held (docs/design.md §3).
+// out while a shared_ptr to it is held (docs/design.md §3). A writable one
+// holds the user tier's use tables (store/user/use_table.h).
 #pragma once
 
 #include <kcache/status.h>
@@ -20,20 +21,32 @@ class FileMapping {
   // cannot be guarded (then the caller reads the file instead).
   static Result<std::shared_ptr<const FileMapping>> map(int fd, std::uint64_t length,
                                                         const std::string& path);
+  // The same, mapped shared for writing too (`fd` open for reading and
+  // writing): stores reach the file and every process that maps it. A
+  // page lost to a truncation becomes a private page of zeros.
+  static Result<std::shared_ptr<FileMapping>> map_writable(int fd, std::uint64_t length,
+                                                           const std::string& path);
   ~FileMapping();
   FileMapping(const FileMapping&) = delete;
   FileMapping& operator=(const FileMapping&) = delete;
 
   [[nodiscard]] std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  // The bytes, for writing; empty unless mapped by map_writable().
+  [[nodiscard]] std::span<std::uint8_t> writable_bytes() {
+    return writable_ ? std::span<std::uint8_t>(data_, size_) : std::span<std::uint8_t>();
+  }
   // Whether a page was lost to a truncation and reads as zeros.
   [[nodiscard]] bool damaged() const;
 
  private:
-  FileMapping(const std::uint8_t* data, std::size_t size, int slot)
-      : data_(data), size_(size), slot_(slot) {}
-  const std::uint8_t* data_;
+  FileMapping(std::uint8_t* data, std::size_t size, int slot, bool writable)
+      : data_(data), size_(size), slot_(slot), writable_(writable) {}
+  static Result<std::shared_ptr<FileMapping>> map_with(int fd, std::uint64_t length,
+                                                       const std::string& path, bool writable);
+  std::uint8_t* data_;
   std::size_t size_;
   int slot_;  // in sigbus_guard's table
+  bool writable_;
 };
 
 }  // namespace kcache

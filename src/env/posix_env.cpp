@@ -105,6 +105,9 @@ class PosixFile final : public File {
   Result<std::shared_ptr<const FileMapping>> map(std::uint64_t length) const override {
     return FileMapping::map(fd_.get(), length, path_);
   }
+  Result<std::shared_ptr<FileMapping>> map_writable(std::uint64_t length) override {
+    return FileMapping::map_writable(fd_.get(), length, path_);
+  }
 
  private:
   UniqueFd fd_;

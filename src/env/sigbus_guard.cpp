@@ -23,6 +23,7 @@ struct Range {
   std::atomic<std::uintptr_t> begin{0};
   std::atomic<std::uintptr_t> end{0};
   std::atomic<bool> damaged{false};
+  std::atomic<bool> writable{false};  // a page of zeros put there may be written
 };
 Range ranges[kSlots];
 static_assert(std::atomic<std::uintptr_t>::is_always_lock_free);
@@ -66,7 +67,9 @@ void on_sigbus(int signal, siginfo_t* info, void* context) {
         continue;
       }
       void* page = reinterpret_cast<void*>(address & ~(page_size - 1));
-      if (::mmap(page, page_size, PROT_READ, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
+      const int protection =
+          range.writable.load(std::memory_order_acquire) ? PROT_READ | PROT_WRITE : PROT_READ;
+      if (::mmap(page, page_size, protection, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
           MAP_FAILED) {
         range.damaged.store(true, std::memory_order_release);
         errno = saved_errno;
@@ -90,7 +93,7 @@ bool install() {
 
 }  // namespace
 
-int guard(const void* begin, std::size_t size) {
+int guard(const void* begin, std::size_t size, bool writable) {
   static const bool installed = install();
   if (!installed || size == 0) return -1;
   std::lock_guard lock(slots_mutex);
@@ -99,6 +102,7 @@ int guard(const void* begin, std::size_t size) {
     if (range.end.load(std::memory_order_relaxed) != 0) continue;
     const auto first = reinterpret_cast<std::uintptr_t>(begin);
     range.damaged.store(false, std::memory_order_relaxed);
+    range.writable.store(writable, std::memory_order_relaxed);
     range.begin.store(first, std::memory_order_release);
     range.end.store(first + size, std::memory_order_release);
     return slot;

@@ -11,7 +11,7 @@
 // probe fails. When the pause is over one call goes through as the probe
 // (others meanwhile are still skipped); its success closes the breaker.
 // A miss is not a failure; nor is kNotSupported (an ability the tier does
-// not have). Listing, export, clear and verify go straight through.
+// not have). Listing, export, clear, prune and verify go straight through.
 #pragma once
 
 #include <atomic>
@@ -62,6 +62,7 @@ class GuardedTier final : public Tier {
     return inner_->read_all(db);
   }
   Result<std::uint64_t> clear() override { return inner_->clear(); }
+  Result<PruneReport> prune(const PruneOptions& options) override { return inner_->prune(options); }
   Status verify(bool repair, VerifyReport& report) override {
     return inner_->verify(repair, report);
   }

@@ -80,6 +80,11 @@ class Tier {
   virtual Result<std::uint64_t> clear() {
     return Status::not_supported("cannot clear the " + std::string(name()) + " tier");
   }
+  // Brings the tier within its limits (`options` in place of its own where
+  // set): evicts, compacts, and says what it did.
+  virtual Result<PruneReport> prune(const PruneOptions& /*options*/) {
+    return Status::not_supported("cannot prune the " + std::string(name()) + " tier");
+  }
   // Checks every stored entry; appends what is wrong to `report`.
   virtual Status verify(bool /*repair*/, VerifyReport& /*report*/) {
     return Status::not_supported("cannot verify the " + std::string(name()) + " tier");

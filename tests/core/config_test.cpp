@@ -49,6 +49,55 @@ TEST(ConfigParseTest, Duration) {
   EXPECT_FALSE(parse_duration_ms("-1s").has_value());
   EXPECT_FALSE(parse_duration_ms("5 days").has_value());
   EXPECT_FALSE(parse_duration_ms("99999999999999999999").has_value());
+  EXPECT_EQ(parse_duration_ms("30d"), 30u * 86'400'000);
+  EXPECT_EQ(parse_duration_ms("2w"), 14u * 86'400'000);
+  EXPECT_EQ(parse_duration_ms("100000d"), std::nullopt);  // past 31 years
+}
+
+TEST(ConfigParseTest, Count) {
+  EXPECT_EQ(parse_count("0"), 0u);
+  EXPECT_EQ(parse_count(" 100000 "), 100000u);
+  EXPECT_EQ(parse_count("999999999999999"), 999999999999999u);
+  for (const char* bad : {"", "-1", "1.5", "10k", "1e6", "9999999999999999", "12 34"}) {
+    EXPECT_FALSE(parse_count(bad).has_value()) << bad;
+  }
+}
+
+// The user tier's limits: on by default for size, named in a warning
+// when a value does not parse (the default is used then).
+TEST(ConfigLimitsTest, DefaultsValuesAndBadValues) {
+  FaultEnv env;
+  env.home = "/h";
+  ResolvedConfig config = resolve_config({}, env);
+  EXPECT_EQ(config.max_size, 4ull << 30);
+  EXPECT_EQ(config.max_entries, 0u);
+  EXPECT_EQ(config.max_age.count(), 0);
+
+  env.vars = {
+      {"KCACHE_MAX_SIZE", "500M"}, {"KCACHE_MAX_ENTRIES", "1000"}, {"KCACHE_MAX_AGE", "30d"}};
+  config = resolve_config({}, env);
+  EXPECT_EQ(config.max_size, 500ull << 20);
+  EXPECT_EQ(config.max_entries, 1000u);
+  EXPECT_EQ(config.max_age.count(), 30 * 86400);
+  EXPECT_TRUE(config.warnings.empty());
+
+  env.vars = {
+      {"KCACHE_MAX_SIZE", "-1"}, {"KCACHE_MAX_ENTRIES", "lots"}, {"KCACHE_MAX_AGE", "forever"}};
+  config = resolve_config({}, env);
+  EXPECT_EQ(config.max_size, 4ull << 30);
+  EXPECT_EQ(config.max_entries, 0u);
+  ASSERT_EQ(config.warnings.size(), 3u);
+  EXPECT_NE(config.warnings[0].find("KCACHE_MAX_SIZE='-1'"), std::string::npos)
+      << config.warnings[0];
+  EXPECT_NE(config.warnings[1].find("KCACHE_MAX_ENTRIES='lots'"), std::string::npos);
+  EXPECT_NE(config.warnings[2].find("KCACHE_MAX_AGE='forever'"), std::string::npos);
+
+  CacheOptions options;  // the program's options win
+  options.max_size = 1 << 20;
+  options.max_age = std::chrono::hours(1);
+  config = resolve_config(options, env);
+  EXPECT_EQ(config.max_size, 1u << 20);
+  EXPECT_EQ(config.max_age.count(), 3600);
 }
 
 // Found by fuzz_config: a size above 2^63 (still within the accepted

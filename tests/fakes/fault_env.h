@@ -290,6 +290,11 @@ class FaultEnv final : public EnvWrapper {
         return errno_status("cannot sync", path_, f->err);
       return file_->sync();
     }
+    // The use tables' mappings (store/user/use_table.h); reads of mapped
+    // packages are not faulted either (map is not forwarded: they read).
+    Result<std::shared_ptr<FileMapping>> map_writable(std::uint64_t length) override {
+      return file_->map_writable(length);
+    }
 
    private:
     std::unique_ptr<File> file_;

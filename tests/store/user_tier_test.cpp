@@ -79,16 +79,18 @@ TEST_F(UserTierTest, LayoutAndPrivateFolders) {
   EXPECT_FALSE(std::filesystem::exists(dir / "v1"));  // nothing until the first write
   Entry e = entry_named("k");
   put(*t, "gfx906_60", e);
-  // Two files per database, no file per entry.
+  // Three files per database (and its locks), no file per entry.
   std::set<std::string> names;
   for (const auto& f : std::filesystem::directory_iterator(dir / "v1")) {
     names.insert(f.path().filename().string());
   }
-  EXPECT_EQ(names, (std::set<std::string>{"gfx906_60.ukdb", "gfx906_60.ukdx", "gfx906_60.locks"}));
+  EXPECT_EQ(names, (std::set<std::string>{"gfx906_60.ukdb", "gfx906_60.ukdx", "gfx906_60.ukdu",
+                                          "gfx906_60.locks"}));
   struct stat st;
   ASSERT_EQ(::stat((dir / "v1").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
-  for (const std::string& file : {log_file("gfx906_60"), hint_file("gfx906_60")}) {
+  for (const std::string& file :
+       {log_file("gfx906_60"), hint_file("gfx906_60"), dir / "v1/gfx906_60.ukdu"}) {
     ASSERT_EQ(::stat(file.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
   }

@@ -25,19 +25,6 @@ std::unique_ptr<Cache> open_cache() {
   return std::move(*cache);
 }
 
-std::string human_bytes(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << value << " " << units[unit];
-  return out.str();
-}
-
 int run_info(bool json) {
   auto cache = open_cache();
   if (!cache) return 1;
@@ -205,6 +192,19 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
 }
 
 }  // namespace
+
+std::string human_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << value << " " << units[unit];
+  return out.str();
+}
 
 Runner add_info_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ Runner add_import_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
 Runner add_keygen_command(CLI::App& app);
 Runner add_sign_command(CLI::App& app);
+Runner add_prune_command(CLI::App& app);
 
 // kcache info PKG... and kcache verify PKG... (package_report.cpp).
 int run_package_info(bool json, const std::vector<std::string>& packages);
@@ -39,6 +41,9 @@ int report_installed_packages(const std::string& folder, bool json, nlohmann::js
 // The command line this process was started with (argv), for kcache pack
 // to start its workers with.
 const std::vector<std::string>& tool_arguments();
+
+// "812.0 MiB": bytes in binary units, one decimal.
+std::string human_bytes(std::uint64_t bytes);
 
 // Prints "kcache: <text>" on stderr and returns 1.
 int report_failure(const std::string& text);

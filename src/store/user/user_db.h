@@ -7,15 +7,18 @@
 #include <kcache/status.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "env/env.h"
+#include "store/user/use_table.h"
 #include "store/user/user_log.h"
 
 namespace kcache::userlog {
@@ -47,6 +50,16 @@ struct Db {
   // Whether a record that failed its checks had the whole log read to see
   // whether the hint misplaced it (done once per open database).
   bool checked_against_log = false;
+
+  // Its use table (store/user/use_table.h), opened on the first hit. A
+  // retired table is replaced by the current one; every table opened is
+  // kept until the database is closed, so a hit never meets a freed one.
+  struct Uses {
+    std::mutex mutex;  // guards opening
+    std::atomic<UseTable*> table{nullptr};
+    std::vector<std::unique_ptr<UseTable>> opened;
+    std::uint32_t tried_minute = 0;  // the last minute opening was tried
+  } uses;
 
   // The caller holds `mutex` exclusively (as for the two below).
   void apply(const HintRecord& record) {

@@ -18,7 +18,9 @@ Result<std::optional<Entry>> UserTier::get(const DbNames& db, const CacheKey& ke
 
 Status UserTier::put(const std::string& db, const Entry& entry,
                      std::span<const std::uint8_t> encoded) {
-  return append(db, entry.key, encoded);
+  Status s = append(db, entry.key, encoded);
+  if (s.is_ok()) after_put();
+  return s;
 }
 
 Status UserTier::remove(const std::string& db, const CacheKey& key) {
@@ -100,6 +102,7 @@ Result<std::uint64_t> UserTier::clear() {
     // hold the old files notice on their next miss.
     if (Status s = env_.remove_all(log_path(db)); !s.is_ok()) return s;
     if (Status s = env_.remove_all(hint_path(db)); !s.is_ok()) return s;
+    if (Status s = env_.remove_all(use_path(db)); !s.is_ok()) return s;
   }
   return removed;
 }
@@ -127,6 +130,7 @@ Result<std::optional<Entry>> UserTier::get_from(const std::string& name, const C
   }
   auto entry = read_checked(name, **db, *record);
   if (!entry) return entry.status();
+  if (entry->has_value()) record_use(name, **db, key);
   return entry;
 }
 
@@ -366,13 +370,16 @@ Status UserTier::append_locked(const std::string& name, Db& d, const CacheKey& k
   if (!hinted.is_ok()) {
     log_.debug("UserDb", "cannot append to " + hint_path(name) + ": " + hinted.message());
   }
-  std::unique_lock write(d.mutex);
-  if (hinted.is_ok()) {
-    d.apply_hinted(record);
-    d.hint_read = hint_at + kHintRecordSize;
-  } else {
-    d.apply(record);
+  {
+    std::unique_lock write(d.mutex);
+    if (hinted.is_ok()) {
+      d.apply_hinted(record);
+      d.hint_read = hint_at + kHintRecordSize;
+    } else {
+      d.apply(record);
+    }
   }
+  if (!removal) stamp_use(name, d, key);
   return Status::ok();
 }
 

@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "env/env.h"
 #include "store/tier.h"
+#include "store/user/eviction.h"
 
 namespace kcache {
 
@@ -30,6 +31,9 @@ struct UserTierOptions {
   // even when others can write it, and what is made in it is made
   // readable and writable for all, as the umask allows.
   bool shared = false;
+  // KCACHE_MAX_SIZE, KCACHE_MAX_ENTRIES, KCACHE_MAX_AGE: passing one after a
+  // put starts an eviction pass in the background.
+  userlog::Limits limits{};
 };
 
 std::unique_ptr<Tier> make_user_tier(UserTierOptions options, Env& env, const Logger& log,

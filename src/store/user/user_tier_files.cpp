@@ -38,13 +38,20 @@ Result<std::unique_ptr<FileLock>> UserTier::lock_byte(const std::string& db, std
 
 Result<std::unique_ptr<FileLock>> UserTier::append_lock(const std::string& name,
                                                         std::chrono::milliseconds wait) {
+  return wait_for_lock(name, kAppendLockOffset, wait, "writing to " + log_path(name));
+}
+
+Result<std::unique_ptr<FileLock>> UserTier::wait_for_lock(const std::string& db,
+                                                          std::uint64_t offset,
+                                                          std::chrono::milliseconds wait,
+                                                          const std::string& doing) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   auto pause = std::chrono::microseconds(100);
   while (true) {
-    auto lock = lock_byte(name, kAppendLockOffset);
+    auto lock = lock_byte(db, offset);
     if (!lock || *lock) return lock;
     if (std::chrono::steady_clock::now() >= deadline) {
-      return Status::timeout("another process has been writing to " + log_path(name) + " for " +
+      return Status::timeout("another process has been " + doing + " for " +
                              std::to_string(wait.count() / 1000) + " s");
     }
     std::this_thread::sleep_for(pause);

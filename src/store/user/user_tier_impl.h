@@ -2,12 +2,14 @@
 //   user_tier.cpp        the interface, reading and appending
 //   user_tier_verify.cpp verify and repair
 //   user_tier_files.cpp  locks, folders, links and quarantine
+//   user_tier_limits.cpp use tables, limits, eviction and compaction
 // Only those files include this header; everyone else uses
 // make_user_tier() (user_tier.h).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,7 +22,9 @@
 #include "env/env.h"
 #include "format/byte_buffer.h"
 #include "store/tier.h"
+#include "store/user/eviction.h"
 #include "store/user/quarantine.h"
+#include "store/user/use_table.h"
 #include "store/user/user_db.h"
 #include "store/user/user_log.h"
 #include "store/user/user_tier.h"
@@ -32,6 +36,8 @@ inline constexpr std::string_view kHintSuffix = ".ukdx";
 inline constexpr std::string_view kLocksSuffix = ".locks";
 // Byte 0 of <db>.locks guards appends to the log; keys lock odd bytes.
 inline constexpr std::uint64_t kAppendLockOffset = 0;
+// How long `kcache prune` waits for another process's pass.
+inline constexpr auto kPruneWait = std::chrono::seconds(60);
 // How long a write waits for other processes' appends (each one entry and
 // its fdatasync) before it gives up storing.
 inline constexpr auto kAppendWait = std::chrono::seconds(10);
@@ -39,6 +45,9 @@ inline constexpr auto kAppendWait = std::chrono::seconds(10);
 inline constexpr std::uint64_t kMaxQuarantineCopy = 64u << 20;
 // A temporary file older than this was left by a killed writer.
 inline constexpr std::int64_t kStaleTempSeconds = 3600;
+// The lock file whose byte 0 one eviction pass at a time holds (no
+// database name starts with a dot).
+inline constexpr std::string_view kMaintenanceLock = ".maintenance";
 
 class UserTier final : public Tier {
  public:
@@ -48,6 +57,10 @@ class UserTier final : public Tier {
         log_(log),
         events_(events),
         quarantine_(env, options_.dir) {}
+  // Waits for an eviction pass this process runs in the background.
+  ~UserTier() override;
+  UserTier(const UserTier&) = delete;
+  UserTier& operator=(const UserTier&) = delete;
 
   std::string_view name() const override { return "user"; }
 
@@ -71,6 +84,8 @@ class UserTier final : public Tier {
   Result<std::uint64_t> clear() override;
 
   Status verify(bool repair, VerifyReport& report) override;
+
+  Result<PruneReport> prune(const PruneOptions& options) override;
 
  private:
   // ---- reading --------------------------------------------------------
@@ -195,6 +210,39 @@ class UserTier final : public Tier {
   // killed before its rename left them.
   std::vector<std::string> stale_temp_files(const std::string& name) const;
 
+  // ---- use tables, limits, eviction -----------------------------------
+
+  // Records that `key` of `db` was used now (a hit): one load and, once a
+  // minute per entry, one store in the shared table; no system call.
+  void record_use(const std::string& name, Db& db, const CacheKey& key);
+  // The table of `db`: the one open, or, when there is none or it was
+  // retired, the one on disk (tried once a minute, or now when `force`).
+  UseTable* use_table(const std::string& name, Db& db, std::uint32_t now, bool force);
+  // A put's use: the table made, or rebuilt larger when it fills; the
+  // caller holds the append lock.
+  void stamp_use(const std::string& name, Db& db, const CacheKey& key);
+
+  // After a put: when the folder is past a limit (or an age pass is due),
+  // an eviction pass starts in the background, unless one runs already.
+  void after_put();
+  // Whether the folder is past the size or count limit, by its files'
+  // sizes (one listing; hint records count dead entries too).
+  bool past_limits(const Limits& limits) const;
+  // One pass: brings the folder within `limits`, under the maintenance
+  // lock, waited for up to `wait` (report.ran is false when another
+  // process holds it still; a background pass does not wait).
+  Status run_pass(const Limits& limits, std::chrono::milliseconds wait, PruneReport& report);
+  // Writes a new log of `name` holding `records` (of `log`), its hint and
+  // its use table (minutes carried over), and renames them in; the caller
+  // holds the append lock. Processes that hold the old files notice on
+  // their next miss.
+  Status compact_records(const std::string& name, const File& log, std::vector<HintRecord> records);
+  // Compacts `name` without the records at `evicted` offsets (under its
+  // append lock; records appended since the pass looked are kept).
+  Status compact_without(const std::string& name, const std::set<std::uint64_t>& evicted);
+
+  std::string use_path(const std::string& name) const;
+
   // ---- locks, folders, quarantine ---------------------------------------
 
   // Whether `file`, just opened at `path`, is the regular file there and
@@ -214,6 +262,11 @@ class UserTier final : public Tier {
   // holder is writing one entry).
   Result<std::unique_ptr<FileLock>> append_lock(const std::string& name,
                                                 std::chrono::milliseconds wait);
+  // Byte `offset` of <db>.locks, waited for up to `wait`; the timeout
+  // says the holder has been `doing` so long.
+  Result<std::unique_ptr<FileLock>> wait_for_lock(const std::string& db, std::uint64_t offset,
+                                                  std::chrono::milliseconds wait,
+                                                  const std::string& doing);
 
   // Whether this process may write in the tier's folder (asked once).
   bool folder_writable();
@@ -264,6 +317,13 @@ class UserTier final : public Tier {
   std::string refusal_reason_;  // the same, for verify: "not used: ..."
 
   bool network_checked_ = false;
+
+  // The background eviction pass (after_put): at most one per process.
+  std::mutex maintenance_mutex_;  // guards the members below
+  std::condition_variable maintenance_done_;
+  bool maintaining_ = false;
+  pid_t maintainer_ = 0;  // the process that started it (fork)
+  std::int64_t last_age_pass_ = 0;
 };
 
 }  // namespace kcache::userlog

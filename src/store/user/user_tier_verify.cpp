@@ -195,14 +195,7 @@ Status UserTier::compact(const std::string& name, const File& log, const LogScan
   }
   std::vector<HintRecord> records;
   for (const auto& [key, record] : scan.live) records.push_back(record);
-  auto compacted = write_compacted_log(env_, log, std::move(records), log_path(name),
-                                       {options_.dir, options_.sync, file_mode()});
-  if (!compacted) return compacted.status();
-  Db db;
-  db.generation = compacted->generation;
-  for (const HintRecord& record : compacted->records) db.apply(record);
-  db.read_end = compacted->end;
-  return write_hint(name, db);
+  return compact_records(name, log, std::move(records));
 }
 
 std::vector<std::string> UserTier::stale_temp_files(const std::string& name) const {
