@@ -440,5 +440,151 @@ TEST(CacheMultiprocessTest, KillNineAtAnyMomentLosesNothingCommittedAndServesNot
       << "too few writers reached the append they were to die in";
 }
 
+// Where an eviction pass is, for the parent (shared memory, as above).
+struct EvictorProgress {
+  std::atomic<int> compactions_begun{0};
+  std::atomic<int> compactions_done{0};
+  std::atomic<bool> compacting{false};
+};
+
+// Marks when a compaction's new log is being written (from the creation
+// of its temporary file to its rename), and nothing else.
+class CompactionWatchEnv final : public EnvWrapper {
+ public:
+  explicit CompactionWatchEnv(EvictorProgress& progress)
+      : EnvWrapper(Env::posix()), progress_(progress) {}
+  Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,
+                                                          mode_t mode) override {
+    if (path.find(".ukdb.tmp.compact.") != std::string::npos) {
+      ++progress_.compactions_begun;
+      progress_.compacting = true;
+    }
+    return EnvWrapper::new_writable_file(path, mode);
+  }
+  Status rename(const std::string& from, const std::string& to) override {
+    Status s = EnvWrapper::rename(from, to);
+    if (from.find(".ukdb.tmp.compact.") != std::string::npos) {
+      progress_.compacting = false;
+      ++progress_.compactions_done;
+    }
+    return s;
+  }
+
+ private:
+  EvictorProgress& progress_;
+};
+
+// Processes that compile past a small KCACHE_MAX_SIZE (so their puts start
+// eviction passes) and prune, killed at random moments, many inside a
+// compaction: whatever is left serves every kernel it has right, holds
+// nothing wrong, and mends in one verify --repair.
+TEST(CacheMultiprocessTest, KillNineDuringEvictionServesNothingWrongAndMendsInOnePass) {
+  TempFolder dir;
+  constexpr int kIterations = 60;
+  constexpr int kRoundsPerLog = 10;
+  constexpr int kWriters = 3;
+  constexpr int kKernels = 16;
+  constexpr std::size_t kBinarySize = 64 * 1024;
+  void* shared = ::mmap(nullptr, sizeof(EvictorProgress) * kWriters, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* progress = static_cast<EvictorProgress*>(shared);
+  std::mt19937 random(54321);
+  int killed_in_compaction = 0;
+  int compactions = 0;
+  int served = 0;
+  auto limited = [](const std::string& folder) {
+    CacheOptions options = options_in(folder);
+    options.max_size = 8 * kBinarySize;  // a pass every few puts
+    return options;
+  };
+  for (int iteration = 0; iteration < kIterations; ++iteration) {
+    const std::string folder = dir / ("log" + std::to_string(iteration / kRoundsPerLog));
+    std::vector<pid_t> children;
+    for (int w = 0; w < kWriters; ++w) {
+      new (&progress[w]) EvictorProgress();
+      const unsigned seed = random();
+      pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        std::mt19937 child_random(seed);
+        CompactionWatchEnv env(progress[w]);
+        auto cache = open_cache_with_env(limited(folder), env);
+        if (!cache) ::_exit(3);
+        FakeCompiler compiler;
+        compiler.binary_size = kBinarySize;
+        for (int n = 0; n < kKernels; ++n) {
+          const int i = iteration * kKernels + static_cast<int>(child_random() % kKernels);
+          (void)(*cache)->get_or_compile(request_for(i), compiler);
+          if (w == 0 && n % 4 == 3) {
+            PruneOptions prune;
+            prune.max_entries = 1 + child_random() % 4;
+            (void)(*cache)->prune(prune);
+          }
+        }
+        ::_exit(0);
+      }
+      children.push_back(pid);
+    }
+    // Kill once some compaction has begun (or a deadline passed), after a
+    // random part of a compaction's time.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const int wanted = 1 + static_cast<int>(random() % 3);
+    auto begun = [&] {
+      int n = 0;
+      for (int w = 0; w < kWriters; ++w) n += progress[w].compactions_begun;
+      return n;
+    };
+    while (begun() < wanted && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(random() % 3000));
+    for (pid_t pid : children) ::kill(pid, SIGKILL);
+    for (std::size_t w = 0; w < children.size(); ++w) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(children[w], &status, 0), children[w]);
+      ASSERT_TRUE(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+          << "writer " << w << ": status " << status;
+      if (WIFSIGNALED(status) && progress[w].compacting) ++killed_in_compaction;
+      compactions += progress[w].compactions_done;
+    }
+
+    // Every kernel still there reads back right; a missing one is a miss.
+    CacheOptions unlimited = options_in(folder);
+    unlimited.max_size = 0;
+    auto cache = Cache::open(unlimited);
+    ASSERT_TRUE(cache.is_ok());
+    for (int i = (iteration / kRoundsPerLog) * kRoundsPerLog * kKernels;
+         i < (iteration + 1) * kKernels; ++i) {
+      NoCompiler must_hit;
+      auto kernel = (*cache)->get_or_compile(request_for(i), must_hit);
+      if (!kernel) continue;  // evicted, or never compiled
+      ++served;
+      const std::string expected = expected_binary(i, kBinarySize);
+      const auto binary = kernel->binary();
+      ASSERT_TRUE(binary.size() == expected.size() &&
+                  std::memcmp(binary.data(), expected.data(), expected.size()) == 0)
+          << "iteration " << iteration << ": kernel " << i << " reads back wrong";
+    }
+    EXPECT_EQ((*cache)->stats().corrupt_entries, 0u) << "iteration " << iteration;
+    // One repair mends all a kill left (a compaction's temporary file, a
+    // torn append); then nothing is left to report.
+    auto repaired = (*cache)->verify(true);
+    ASSERT_TRUE(repaired.is_ok());
+    auto clean = (*cache)->verify(false);
+    ASSERT_TRUE(clean.is_ok());
+    for (const auto& problem : clean->problems) {
+      ADD_FAILURE() << "iteration " << iteration << ": " << problem.path << ": " << problem.problem;
+    }
+  }
+  ::munmap(shared, sizeof(EvictorProgress) * kWriters);
+  std::printf("[ kills    ] %d inside a compaction; %d compactions finished; %d kernels served\n",
+              killed_in_compaction, compactions, served);
+  ::testing::Test::RecordProperty("killed_in_compaction", killed_in_compaction);
+  // Kills inside compactions are what this test is about.
+  EXPECT_GE(killed_in_compaction, kIterations / 10) << "too few kills landed inside a compaction";
+  EXPECT_GT(served, 0);
+}
+
 }  // namespace
 }  // namespace kcache

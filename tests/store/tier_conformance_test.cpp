@@ -2,6 +2,7 @@
 // stores entries in.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -45,12 +46,30 @@ Entry make_entry(int id, std::size_t size) {
   return entry;
 }
 
+// A clock that tests move (a minute at a time: the user tier records uses
+// by the minute); read by the tiers' threads too.
+class ClockEnv final : public EnvWrapper {
+ public:
+  ClockEnv() : EnvWrapper(Env::posix()) {}
+  std::int64_t now_unix() const override { return now.load(); }
+  std::atomic<std::int64_t> now{1'800'000'000};
+};
+
 // How each tier is made, filled and damaged.
 class TierHarness {
  public:
   virtual ~TierHarness() = default;
   virtual Tier& tier() = 0;
   virtual void seed(const std::string& db, const std::vector<Entry>& entries) = 0;
+  // Whether the tier takes put and remove (the others answer kNotSupported).
+  virtual bool writable() const { return true; }
+  // The tier made anew, bounded to `bytes` (nullptr: it has no bound).
+  virtual Tier* bounded(std::uint64_t /*bytes*/) { return nullptr; }
+  // What the bounded tier does to stay within its bound once filled past
+  // it (nothing, for a tier that evicts as it stores).
+  virtual void make_room() {}
+  // Time passing, as far as the tier tells uses apart.
+  virtual void time_passes() {}
   // Damages the stored bytes of `key`; false when the tier has none.
   virtual bool corrupt(const std::string& /*db*/, const CacheKey& /*key*/) { return false; }
   virtual bool separates_databases() const { return true; }
@@ -63,6 +82,10 @@ class MemoryHarness : public TierHarness {
  public:
   MemoryHarness() : tier_(make_memory_tier(64u << 20)) {}
   Tier& tier() override { return *tier_; }
+  Tier* bounded(std::uint64_t bytes) override {
+    tier_ = make_memory_tier(bytes);
+    return tier_.get();
+  }
   void seed(const std::string& db, const std::vector<Entry>& entries) override {
     for (const auto& e : entries) ASSERT_TRUE(tier_->put(db, e, {}).is_ok());
   }
@@ -76,11 +99,15 @@ class MemoryHarness : public TierHarness {
 class UserHarness : public TierHarness {
  public:
   // `guarded`: wrapped as the cache holds it (store/guarded_tier.h).
-  explicit UserHarness(bool guarded = false)
-      : tier_(make_user_tier({dir / "user", true}, Env::posix(), log, events)) {
-    if (guarded) tier_ = std::make_unique<GuardedTier>(std::move(tier_));
-  }
+  explicit UserHarness(bool guarded = false) : guarded_(guarded) { make({}); }
   Tier& tier() override { return *tier_; }
+  Tier* bounded(std::uint64_t bytes) override {
+    make({bytes, 0, 0});
+    return tier_.get();
+  }
+  // The background pass a put started may still run: prune waits for it.
+  void make_room() override { ASSERT_TRUE(tier_->prune({}).is_ok()); }
+  void time_passes() override { clock_.now += 60; }
   void seed(const std::string& db, const std::vector<Entry>& entries) override {
     for (const auto& e : entries) {
       auto bytes = encode_entry(e, Compression::kNone);
@@ -98,6 +125,13 @@ class UserHarness : public TierHarness {
   }
 
  private:
+  void make(userlog::Limits limits) {
+    tier_.reset();
+    tier_ = make_user_tier({dir / "user", true, false, limits}, clock_, log, events);
+    if (guarded_) tier_ = std::make_unique<GuardedTier>(std::move(tier_));
+  }
+  const bool guarded_;
+  ClockEnv clock_;
   std::unique_ptr<Tier> tier_;
 };
 
@@ -114,6 +148,7 @@ class SystemHarness : public TierHarness {
     ASSERT_TRUE(write_kdb(Env::posix(), dir / "system/" + db + ".kdb", encoded, {}).is_ok());
     reopen();  // packages are opened once per process; a new tier sees the new file
   }
+  bool writable() const override { return false; }
   bool corrupt(const std::string& db, const CacheKey& key) override {
     auto reader = KdbReader::open(dir / "system/" + db + ".kdb", Env::posix());
     auto slot = (*reader)->find(key);
@@ -223,6 +258,73 @@ TEST_P(TierConformanceTest, ConcurrentReadersGetTheirOwnEntries) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST_P(TierConformanceTest, APutIsServedAndARemovalHidesIt) {
+  const Entry entry = make_entry(11, 3000), other = make_entry(12, 10);
+  const auto encoded = encode_entry(entry, Compression::kNone);
+  Status put = tier().put(db_.exact, entry, *encoded);
+  if (!harness_->writable()) {
+    EXPECT_EQ(put.code(), StatusCode::kNotSupported) << put.to_string();
+    EXPECT_EQ(tier().remove(db_.exact, entry.key).code(), StatusCode::kNotSupported);
+    return;
+  }
+  ASSERT_TRUE(put.is_ok()) << put.to_string();
+  auto got = tier().get(db_, entry.key);
+  ASSERT_TRUE(got.is_ok() && got->has_value());
+  EXPECT_TRUE(std::equal((*got)->payload().begin(), (*got)->payload().end(),
+                         entry.payload().begin(), entry.payload().end()));
+  EXPECT_TRUE(tier().remove(db_.exact, other.key).is_ok());  // absent: ok
+  ASSERT_TRUE(tier().remove(db_.exact, entry.key).is_ok());
+  auto gone = tier().get(db_, entry.key);
+  ASSERT_TRUE(gone.is_ok());
+  EXPECT_FALSE(gone->has_value());
+  // Stored again after its removal, it is served again.
+  ASSERT_TRUE(tier().put(db_.exact, entry, *encoded).is_ok());
+  auto again = tier().get(db_, entry.key);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_TRUE(again->has_value());
+}
+
+// A bounded tier filled well past its bound keeps the entries used last
+// (here the first one, used after every put, and the newest), not those
+// used longest ago, and keeps no more than its bound holds.
+TEST_P(TierConformanceTest, ABoundedTierKeepsWhatWasUsedLast) {
+  constexpr std::uint64_t kBound = 128 * 1024;
+  constexpr std::size_t kSize = 8 * 1024;
+  Tier* bounded = harness_->bounded(kBound);
+  if (bounded == nullptr) {
+    // A tier with no bound stores nothing (the system tier is read-only).
+    EXPECT_FALSE(harness_->writable());
+    return;
+  }
+  std::vector<Entry> entries;
+  for (int i = 0; i < 60; ++i) {
+    entries.push_back(make_entry(100 + i, kSize));
+    ASSERT_TRUE(
+        bounded->put(db_.exact, entries.back(), *encode_entry(entries.back(), Compression::kNone))
+            .is_ok());
+    harness_->time_passes();
+    auto first = bounded->get(db_, entries[0].key);
+    ASSERT_TRUE(first.is_ok() && first->has_value()) << "after put " << i;
+    harness_->time_passes();
+  }
+  harness_->make_room();
+  int kept = 0;
+  for (const Entry& entry : entries) {
+    auto got = bounded->get(db_, entry.key);
+    ASSERT_TRUE(got.is_ok());
+    kept += got->has_value() ? 1 : 0;
+  }
+  EXPECT_LE(static_cast<std::uint64_t>(kept) * kSize, kBound);
+  EXPECT_GT(kept, 2);
+  auto first = bounded->get(db_, entries.front().key);
+  auto newest = bounded->get(db_, entries.back().key);
+  auto oldest_unused = bounded->get(db_, entries[1].key);
+  ASSERT_TRUE(first.is_ok() && newest.is_ok() && oldest_unused.is_ok());
+  EXPECT_TRUE(first->has_value());
+  EXPECT_TRUE(newest->has_value());
+  EXPECT_FALSE(oldest_unused->has_value());
 }
 
 INSTANTIATE_TEST_SUITE_P(
