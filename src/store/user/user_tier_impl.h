@@ -241,6 +241,9 @@ class UserTier final : public Tier {
   // append lock; records appended since the pass looked are kept).
   Status compact_without(const std::string& name, const std::set<std::uint64_t>& evicted);
 
+  // Removes the use tables whose log is gone (moved to quarantine, say).
+  void remove_orphan_use_tables();
+
   std::string use_path(const std::string& name) const;
 
   // ---- locks, folders, quarantine ---------------------------------------

@@ -190,6 +190,7 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
   }
   auto names = databases();
   if (!names) return names.status();
+  remove_orphan_use_tables();
   // Past a limit by the files' sizes: every database with dead records is
   // compacted, so that the files say what the pass made of them.
   const bool past = past_limits(limits);
@@ -279,6 +280,24 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
     if (auto db = db_for(state.name); db && *db) report.entries_after += (*db)->size();
   }
   return first_failure;
+}
+
+void UserTier::remove_orphan_use_tables() {
+  auto files = env_.list_dir(options_.dir);
+  if (!files) return;
+  for (const auto& file : *files) {
+    if (file.is_dir || !file.name.ends_with(kUseSuffix) || file.name.size() == kUseSuffix.size()) {
+      continue;
+    }
+    const std::string name = file.name.substr(0, file.name.size() - kUseSuffix.size());
+    if (env_.file_info(log_path(name)).status().code() != StatusCode::kNotFound) continue;
+    // Under the append lock: a writer making the log anew is not undone.
+    auto lock = lock_byte(name, kAppendLockOffset);
+    if (!lock || *lock == nullptr) continue;
+    if (env_.file_info(log_path(name)).status().code() == StatusCode::kNotFound) {
+      (void)env_.remove_file(use_path(name));
+    }
+  }
 }
 
 Status UserTier::compact_without(const std::string& name, const std::set<std::uint64_t>& evicted) {
