@@ -66,6 +66,26 @@ KCACHE_EXPORT const char* kcache_kernel_tier(const kcache_kernel* kernel);
 KCACHE_EXPORT const char* kcache_kernel_key(const kcache_kernel* kernel);
 KCACHE_EXPORT void kcache_kernel_free(kcache_kernel* kernel);
 
+/* Counts (kcache stats). New fields are added at the end; `size` says how
+ * many bytes of the struct the caller has: set it to sizeof(kcache_stats). */
+typedef struct kcache_stats {
+  size_t size;
+  uint64_t requests, memory_hits, system_hits, user_hits, compiles, compile_failures, failure_hits,
+      compile_micros, compile_micros_saved, bytes_served, bytes_stored, evicted, expired,
+      corrupt_entries, store_failures, lock_waits, lock_wait_micros, lock_timeouts, breaker_trips,
+      rejected, uncacheable;
+  /* With all_processes: what the user tier holds now, and since when
+   * (Unix time) the counts run; 0 otherwise. */
+  uint64_t entries, bytes, since_unix;
+} kcache_stats;
+
+/* This cache's counts (all_processes 0), or those of every process that
+ * used its cache folder since they were last zeroed (1). */
+KCACHE_EXPORT int kcache_get_stats(kcache_cache* cache, int all_processes, kcache_stats* out,
+                                   char** error);
+/* Sets every process's counts for the cache folder to zero. */
+KCACHE_EXPORT int kcache_zero_stats(kcache_cache* cache, char** error);
+
 KCACHE_EXPORT void kcache_string_free(char* text);
 /* The library version, e.g. "0.2.0"; static storage. */
 KCACHE_EXPORT const char* kcache_version(void);

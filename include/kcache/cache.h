@@ -99,6 +99,27 @@ struct KCACHE_EXPORT CacheStats {
   std::uint64_t uncacheable = 0;
   // Binaries the driver refused (Cache::reject), removed and compiled again.
   std::uint64_t rejected = 0;
+  std::uint64_t lock_waits = 0;  // requests that waited for another process's compile
+  std::uint64_t lock_wait_micros = 0;
+  std::uint64_t evicted = 0;               // entries evicted for size or count (by this process)
+  std::uint64_t expired = 0;               // entries evicted for age (KCACHE_MAX_AGE)
+  std::uint64_t breaker_trips = 0;         // times a failing tier was set aside for a while
+  std::uint64_t compile_micros = 0;        // time spent compiling
+  std::uint64_t compile_micros_saved = 0;  // what the hits' compiles had cost
+  std::uint64_t bytes_served = 0;          // binaries handed out by a tier
+  std::uint64_t bytes_stored = 0;          // entries written to the user tier
+};
+
+// What every process that used this cache folder counted since the counts
+// were last zeroed, and what the user tier holds now (`kcache stats`).
+struct KCACHE_EXPORT FolderStats {
+  // False when no process has stored anything here yet (no counts kept).
+  bool counted = false;
+  std::int64_t since_unix = 0;  // when the counts were zeroed, or began
+  CacheStats counts{};
+  std::uint64_t entries = 0;  // in the user tier
+  std::uint64_t bytes = 0;    // of its files on disk
+  std::uint64_t databases = 0;
 };
 
 // One entry of the user tier, as `kcache list` shows it.
@@ -245,7 +266,12 @@ class KCACHE_EXPORT Cache {
   Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,
                                                    const Compiler& compiler) const;
 
+  // This process's counts (this cache object's).
   [[nodiscard]] CacheStats stats() const;
+  // Every process's counts, for this cache folder, and what it holds.
+  [[nodiscard]] Result<FolderStats> folder_stats() const;
+  // Sets every process's counts for this folder to zero.
+  Status zero_stats();
   [[nodiscard]] const ResolvedConfig& config() const;
 
   // Administration of the user tier (the `kcache` subcommands). Each fails

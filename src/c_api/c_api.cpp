@@ -4,6 +4,7 @@
 #include <kcache/cache.h>
 #include <kcache/version.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -137,6 +138,60 @@ const char* kcache_kernel_key(const kcache_kernel* kernel) {
 }
 
 void kcache_kernel_free(kcache_kernel* kernel) { delete kernel; }
+
+int kcache_get_stats(kcache_cache* cache, int all_processes, kcache_stats* out, char** error) {
+  return guarded(error, [&] {
+    if (cache == nullptr || out == nullptr || out->size < sizeof(size_t)) {
+      return fail(kcache::Status::invalid_argument("cache and out (with its size) are required"),
+                  error);
+    }
+    kcache_stats full{};
+    full.size = sizeof full;
+    kcache::CacheStats c = cache->cache->stats();
+    if (all_processes != 0) {
+      auto folder = cache->cache->folder_stats();
+      if (!folder) return fail(folder.status(), error);
+      c = folder->counts;
+      full.entries = folder->entries;
+      full.bytes = folder->bytes;
+      full.since_unix = static_cast<std::uint64_t>(folder->since_unix);
+    }
+    full.requests = c.requests;
+    full.memory_hits = c.memory_hits;
+    full.system_hits = c.system_hits;
+    full.user_hits = c.user_hits;
+    full.compiles = c.compiles;
+    full.compile_failures = c.compile_failures;
+    full.failure_hits = c.failure_hits;
+    full.compile_micros = c.compile_micros;
+    full.compile_micros_saved = c.compile_micros_saved;
+    full.bytes_served = c.bytes_served;
+    full.bytes_stored = c.bytes_stored;
+    full.evicted = c.evicted;
+    full.expired = c.expired;
+    full.corrupt_entries = c.corrupt_entries;
+    full.store_failures = c.store_failures;
+    full.lock_waits = c.lock_waits;
+    full.lock_wait_micros = c.lock_wait_micros;
+    full.lock_timeouts = c.lock_timeouts;
+    full.breaker_trips = c.breaker_trips;
+    full.rejected = c.rejected;
+    full.uncacheable = c.uncacheable;
+    // A caller built against an older, shorter struct gets what it has room for.
+    const std::size_t size = std::min(out->size, sizeof full);
+    std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
+                reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
+    return succeed(error);
+  });
+}
+
+int kcache_zero_stats(kcache_cache* cache, char** error) {
+  return guarded(error, [&] {
+    if (cache == nullptr) return fail(kcache::Status::invalid_argument("cache is NULL"), error);
+    if (kcache::Status s = cache->cache->zero_stats(); !s.is_ok()) return fail(s, error);
+    return succeed(error);
+  });
+}
 
 void kcache_string_free(char* text) { std::free(text); }
 

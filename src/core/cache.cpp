@@ -32,6 +32,8 @@
 #include "core/read_manifest.h"
 #include "core/remembered_failures.h"
 #include "core/single_flight.h"
+#include "core/stats_counters.h"
+#include "core/stats_file.h"
 #include "env/env.h"
 #include "env/temp_dir.h"
 #include "format/hash.h"
@@ -40,6 +42,7 @@
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
 #include "store/tier.h"
+#include "store/trusted_path.h"
 #include "store/user/user_tier.h"
 
 namespace kcache {
@@ -97,14 +100,21 @@ class Cache::Impl final : public TierEvents {
     if (config_.memory_cache_size > 0) memory_ = make_memory_tier(config_.memory_cache_size);
     // The tiers on disk are guarded (store/guarded_tier.h): one that keeps
     // failing is skipped for a while rather than called on every request.
+    const auto guarded = [&](std::unique_ptr<Tier> tier) {
+      auto guard = std::make_unique<GuardedTier>(std::move(tier));
+      guard->on_trip([this] { stats_.add(Stat::kBreakerTrips); });
+      return guard;
+    };
     if (!config_.system_db_path.empty()) {
-      system_ = std::make_unique<GuardedTier>(
+      system_ = guarded(
           make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this));
     }
     if (!config_.user_dir.empty()) {
       const userlog::Limits limits{config_.max_size, config_.max_entries, config_.max_age.count()};
-      user_ = std::make_unique<GuardedTier>(make_user_tier(
-          {config_.user_dir, config_.sync, config_.shared_cache, limits}, env_, log_, *this));
+      user_ = guarded(make_user_tier({config_.user_dir, config_.sync, config_.shared_cache, limits},
+                                     env_, log_, *this));
+      // Made here when the folder exists, else by the first write or hit.
+      if (env_.is_dir(config_.user_dir)) share_stats(/*create=*/true);
     }
     compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
   }
@@ -116,12 +126,17 @@ class Cache::Impl final : public TierEvents {
   Impl& operator=(const Impl&) = delete;
 
   void on_corrupt(std::string_view tier, const std::string& where, const Status& problem) override {
-    ++stats_.corrupt_entries;
+    stats_.add(Stat::kCorruptEntries);
     log_.warn_once(
         "Integrity:" + where, "Integrity",
         "Bad " + std::string(tier) + " cache file " + where + " (" + problem.message() +
             "); it is not used" +
             (tier == "user" ? " (kept in quarantine/); what it held is compiled again" : ""));
+  }
+
+  void on_evicted(std::string_view, std::uint64_t evicted, std::uint64_t expired) override {
+    stats_.add(Stat::kEvicted, evicted);
+    stats_.add(Stat::kExpired, expired);
   }
 
   Result<PreparedRequest> prepare(const KernelRequest& request, const Target& requested,
@@ -140,7 +155,7 @@ class Cache::Impl final : public TierEvents {
                                       Compiler& compiler) {
     auto prepared = prepare(request, requested, compiler);
     if (prepared) return get_or_compile(*prepared, compiler, {});
-    ++stats_.requests;
+    stats_.add(Stat::kRequests);
     const Status& why = prepared.status();
     if (why.code() == StatusCode::kIoError) {
       log_.warn_once("Key:" + why.message(), "Key",
@@ -148,7 +163,7 @@ class Cache::Impl final : public TierEvents {
     } else if (why.code() == StatusCode::kNotSupported) {
       // Not a problem of the cache: kcache cannot know everything this
       // compile reads, so it is not cached (err towards a miss).
-      ++stats_.uncacheable;
+      stats_.add(Stat::kUncacheable);
       log_.info_once("Key:" + why.message(), "Key", "not cached: " + why.message());
     } else {
       return why;
@@ -160,7 +175,7 @@ class Cache::Impl final : public TierEvents {
 
   Result<CachedKernel> get_or_compile(const PreparedRequest& prepared, Compiler& compiler,
                                       const GetOptions& options) {
-    ++stats_.requests;
+    stats_.add(Stat::kRequests);
     if (prepared.cache_ != this || prepared.compiler_ != &compiler) {
       return Status::invalid_argument(
           "the request was prepared by another cache or for another compiler");
@@ -229,7 +244,7 @@ class Cache::Impl final : public TierEvents {
     if (reads_disk && inputs_changed(request, compiler, target, key, keyed, before, rechecked)) {
       // A header changed while the kernel compiled: the binary may be of
       // either version, so it is not kept under either key.
-      ++stats_.uncacheable;
+      stats_.add(Stat::kUncacheable);
       log_.info_once("Race:" + key.hex(), "Key",
                      "a header changed while kernel " + key.hex().substr(0, 16) +
                          " compiled; the binary is returned but not cached");
@@ -248,7 +263,7 @@ class Cache::Impl final : public TierEvents {
       }
     }
     if (!compiled->unstorable.empty()) {
-      ++stats_.uncacheable;
+      stats_.add(Stat::kUncacheable);
       log_.info_once("Key:" + compiled->unstorable, "Key", "not cached: " + compiled->unstorable);
       flights_.finish(key, flight, compiled->kernel);
       return std::move(compiled->kernel);
@@ -263,7 +278,7 @@ class Cache::Impl final : public TierEvents {
   }
 
   void reject(const CachedKernel& kernel, std::string_view why) {
-    ++stats_.rejected;
+    stats_.add(Stat::kRejected);
     {
       std::lock_guard lock(rejected_mutex_);
       rejected_.insert(kernel.key);
@@ -286,21 +301,35 @@ class Cache::Impl final : public TierEvents {
     return std::pair{material->digest(), std::move(*material)};
   }
 
-  CacheStats stats() const {
-    CacheStats s;
-    s.requests = stats_.requests;
-    s.memory_hits = stats_.memory_hits;
-    s.system_hits = stats_.system_hits;
-    s.user_hits = stats_.user_hits;
-    s.compiles = stats_.compiles;
-    s.compile_failures = stats_.compile_failures;
-    s.corrupt_entries = stats_.corrupt_entries;
-    s.store_failures = stats_.store_failures;
-    s.lock_timeouts = stats_.lock_timeouts;
-    s.failure_hits = stats_.failure_hits;
-    s.uncacheable = stats_.uncacheable;
-    s.rejected = stats_.rejected;
-    return s;
+  CacheStats stats() const { return cache_stats_of(stats_.local_values()); }
+
+  Result<FolderStats> folder_stats() const {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    FolderStats out;
+    auto usage = user->usage();
+    if (!usage) return usage.status();
+    out.entries = usage->entries;
+    out.bytes = usage->bytes;
+    out.databases = usage->databases;
+    auto file = StatsFile::open(env_, stats_path(), /*create=*/false);
+    if (!file) {
+      if (file.status().code() == StatusCode::kNotFound) return out;
+      return file.status();
+    }
+    out.counted = true;
+    out.since_unix = (*file)->zeroed_unix();
+    out.counts = cache_stats_of((*file)->totals());
+    return out;
+  }
+
+  Status zero_stats() {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    auto file = StatsFile::open(env_, stats_path(), /*create=*/false);
+    if (!file) return file.status().code() == StatusCode::kNotFound ? Status::ok() : file.status();
+    (*file)->zero(env_.now_unix());
+    return Status::ok();
   }
 
   const ResolvedConfig& config() const { return config_; }
@@ -391,13 +420,21 @@ class Cache::Impl final : public TierEvents {
     std::string db;
   };
 
-  struct AtomicStats {
-    std::atomic<std::uint64_t> requests{0}, memory_hits{0}, system_hits{0}, user_hits{0},
-        compiles{0}, compile_failures{0}, corrupt_entries{0}, store_failures{0}, lock_timeouts{0},
-        failure_hits{0}, uncacheable{0}, rejected{0};
-  };
-
   Tier* require_user() const { return user_.get(); }
+
+  // The folder's stats file (core/stats_file.h), shared from now on; made
+  // when `create` (the folder exists). Not in a folder another user could
+  // write (the user tier refuses it too), unless it is shared on purpose.
+  void share_stats(bool create) {
+    if (!config_.shared_cache && untrusted_folder_reason(config_.user_dir, env_)) return;
+    auto file = StatsFile::open(env_, stats_path(), create, config_.shared_cache ? 0666 : 0600);
+    if (file) {
+      stats_.share(std::move(*file));
+    } else if (file.status().code() != StatusCode::kNotFound) {
+      log_.debug("Stats", "cannot share counts: " + file.status().message());
+    }
+  }
+  std::string stats_path() const { return config_.user_dir + "/kcache.stats"; }
 
   bool was_rejected(const CacheKey& key) const {
     std::lock_guard lock(rejected_mutex_);
@@ -422,11 +459,11 @@ class Cache::Impl final : public TierEvents {
     struct Step {
       Tier* tier;
       TierKind kind;
-      std::atomic<std::uint64_t>* hits;
+      Stat hits;
     };
-    const Step steps[] = {{memory_.get(), TierKind::kMemory, &stats_.memory_hits},
-                          {system_.get(), TierKind::kSystem, &stats_.system_hits},
-                          {user_.get(), TierKind::kUser, &stats_.user_hits}};
+    const Step steps[] = {{memory_.get(), TierKind::kMemory, Stat::kMemoryHits},
+                          {system_.get(), TierKind::kSystem, Stat::kSystemHits},
+                          {user_.get(), TierKind::kUser, Stat::kUserHits}};
     for (const Step& step : steps) {
       if (step.tier == nullptr || (only && step.kind != *only)) continue;
       if (step.kind == TierKind::kSystem && was_rejected(key)) continue;
@@ -454,7 +491,14 @@ class Cache::Impl final : public TierEvents {
                                 " tier was stored without a warmup; rebuilding it warmed");
         continue;
       }
-      ++*step.hits;
+      if (step.kind == TierKind::kUser && !stats_.shared() && !share_tried_.exchange(true)) {
+        share_stats(/*create=*/true);  // the folder exists now
+      }
+      stats_.add(step.hits);
+      stats_.add(Stat::kBytesServed, entry.payload_size);
+      if (auto micros = compile_micros_of(entry.metadata)) {
+        stats_.add(Stat::kCompileMicrosSaved, *micros);
+      }
       if (step.kind != TierKind::kMemory && memory_ && keep_in_memory) {
         memory_->put(names.exact, entry, {});
       }
@@ -474,8 +518,24 @@ class Cache::Impl final : public TierEvents {
                                                        const GetOptions& options,
                                                        std::unique_ptr<FileLock>& lock) {
     if (!user_) return std::nullopt;
-    const auto deadline = std::chrono::steady_clock::now() + config_.lock_timeout;
+    const auto started = std::chrono::steady_clock::now();
+    const auto deadline = started + config_.lock_timeout;
     auto pause = std::chrono::milliseconds(1);
+    bool waited = false;
+    // A wait for another process's compile is counted when it ends.
+    struct WaitCount {
+      StatsCounters& stats;
+      const bool& waited;
+      std::chrono::steady_clock::time_point started;
+      ~WaitCount() {
+        if (!waited) return;
+        stats.add(Stat::kLockWaits);
+        stats.add(Stat::kLockWaitMicros,
+                  static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                 std::chrono::steady_clock::now() - started)
+                                                 .count()));
+      }
+    } count{stats_, waited, started};
     while (true) {
       auto attempt = user_->try_lock(names.exact, key);
       if (!attempt) {
@@ -491,12 +551,13 @@ class Cache::Impl final : public TierEvents {
         return lookup(names, key, material, target, wants_warm, options.keep_in_memory,
                       TierKind::kUser);
       }
+      waited = true;
       if (auto stored = lookup(names, key, material, target, wants_warm, options.keep_in_memory,
                                TierKind::kUser)) {
         return stored;
       }
       if (std::chrono::steady_clock::now() >= deadline) {
-        ++stats_.lock_timeouts;
+        stats_.add(Stat::kLockTimeouts);
         log_.warn_once("Lock:timeout", "Lock",
                        "Waited " + std::to_string(config_.lock_timeout.count() / 1000.0) +
                            " s for another process compiling kernel " + key.hex().substr(0, 16) +
@@ -518,7 +579,7 @@ class Cache::Impl final : public TierEvents {
     if (!user_ || config_.failure_ttl.count() == 0) return std::nullopt;
     auto failed =
         kcache::remembered_failure(*user_, names, material, config_.failure_ttl, env_.now_unix());
-    if (failed) ++stats_.failure_hits;
+    if (failed) stats_.add(Stat::kFailureHits);
     return failed;
   }
 
@@ -544,12 +605,18 @@ class Cache::Impl final : public TierEvents {
   Result<Compiled> compile(const KernelRequest& request, Compiler& compiler, const Target& target,
                            const Keyed* keyed) {
     const std::int64_t started_ns = wall_clock_ns();
+    const auto started = std::chrono::steady_clock::now();
     auto output = run_compiler(compiler, request, target);
+    const auto micros =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::steady_clock::now() - started)
+                                       .count());
+    stats_.add(Stat::kCompileMicros, micros);
     if (!output) {
-      ++stats_.compile_failures;
+      stats_.add(Stat::kCompileFailures);
       return output.status();
     }
-    ++stats_.compiles;
+    stats_.add(Stat::kCompiles);
     Compiled compiled;
     Entry& entry = compiled.entry;
     if (keyed != nullptr) {
@@ -558,6 +625,8 @@ class Cache::Impl final : public TierEvents {
     }
     entry.created_unix = env_.now_unix();
     entry.metadata = std::move(output->metadata);
+    // What a hit on this entry saves (kcache stats).
+    entry.metadata.emplace_back(kCompileMicrosField, std::to_string(micros));
     compiled.unstorable = output->not_cacheable;
     compiled.files_read = std::move(output->files_read);
     compiled.started_ns = started_ns;
@@ -611,8 +680,13 @@ class Cache::Impl final : public TierEvents {
   void store_in_user(const std::string& db, const Entry& entry) {
     auto encoded = encode_entry(entry, compression_);
     Status stored = encoded ? user_->put(db, entry, *encoded) : encoded.status();
+    if (stored.is_ok()) {
+      stats_.add(Stat::kBytesStored, encoded->size());
+      // The folder exists now: counts from here on are shared.
+      if (!stats_.shared()) share_stats(/*create=*/true);
+    }
     if (!stored.is_ok()) {
-      ++stats_.store_failures;
+      stats_.add(Stat::kStoreFailures);
       // A refused folder was said once by the tier.
       if (stored.code() == StatusCode::kNotSupported) return;
       log_.warn_once("UserDb:write:" + config_.user_dir, "UserDb",
@@ -633,7 +707,8 @@ class Cache::Impl final : public TierEvents {
   mutable KeyMemo memo_;  // of headers on disk and scans, reused while unchanged
   mutable std::mutex rejected_mutex_;
   std::set<CacheKey> rejected_;  // guarded by rejected_mutex_: refused by the driver
-  mutable AtomicStats stats_;
+  mutable StatsCounters stats_;
+  std::atomic<bool> share_tried_{false};  // by a hit (a store tries each time)
 };
 
 Cache::Cache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -669,6 +744,8 @@ Result<std::pair<CacheKey, KeyMaterial>> Cache::key_for(const KernelRequest& req
                                                         const Compiler& compiler) const {
   return impl_->key_for(request, compiler);
 }
+Result<FolderStats> Cache::folder_stats() const { return impl_->folder_stats(); }
+Status Cache::zero_stats() { return impl_->zero_stats(); }
 CacheStats Cache::stats() const { return impl_->stats(); }
 const ResolvedConfig& Cache::config() const { return impl_->config(); }
 Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }

@@ -69,6 +69,7 @@ auto GuardedTier::guarded(Breaker& breaker, Call&& call) -> decltype(call()) {
   if (!failure.is_ok()) counters_.failures.fetch_add(1, std::memory_order_relaxed);
   if (breaker.record(failure, probe, clock_, policy_)) {
     counters_.trips.fetch_add(1, std::memory_order_relaxed);
+    if (on_trip_) on_trip_();
   }
   return result;
 }

@@ -63,11 +63,15 @@ class GuardedTier final : public Tier {
   }
   Result<std::uint64_t> clear() override { return inner_->clear(); }
   Result<PruneReport> prune(const PruneOptions& options) override { return inner_->prune(options); }
+  [[nodiscard]] Result<Usage> usage() const override { return inner_->usage(); }
   Status verify(bool repair, VerifyReport& report) override {
     return inner_->verify(repair, report);
   }
 
   [[nodiscard]] const TierCounters& counters() const { return counters_; }
+  // Called each time a breaker opens (the cache counts it); set before the
+  // tier is used.
+  void on_trip(std::function<void()> call) { on_trip_ = std::move(call); }
 
  private:
   class Breaker {
@@ -104,6 +108,7 @@ class GuardedTier final : public Tier {
   Breaker reads_;
   Breaker writes_;
   TierCounters counters_;
+  std::function<void()> on_trip_;
 };
 
 }  // namespace kcache

@@ -40,6 +40,10 @@ class TierEvents {
   // A stored entry or file failed its checks. `where` names the file.
   virtual void on_corrupt(std::string_view tier, const std::string& where,
                           const Status& problem) = 0;
+  // An eviction pass removed entries: `evicted` for size or count,
+  // `expired` for age.
+  virtual void on_evicted(std::string_view /*tier*/, std::uint64_t /*evicted*/,
+                          std::uint64_t /*expired*/) {}
 };
 
 class Tier {
@@ -84,6 +88,15 @@ class Tier {
   // set): evicts, compacts, and says what it did.
   virtual Result<PruneReport> prune(const PruneOptions& /*options*/) {
     return Status::not_supported("cannot prune the " + std::string(name()) + " tier");
+  }
+  // What the tier holds now: entries, bytes on disk, databases.
+  struct Usage {
+    std::uint64_t entries = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t databases = 0;
+  };
+  [[nodiscard]] virtual Result<Usage> usage() const {
+    return Status::not_supported("cannot measure the " + std::string(name()) + " tier");
   }
   // Checks every stored entry; appends what is wrong to `report`.
   virtual Status verify(bool /*repair*/, VerifyReport& /*report*/) {

@@ -159,6 +159,17 @@ TEST(CacheMultiprocessTest, SixtyFourProcessesCompileEachKernelOnce) {
   // One compile per kernel across all 64 processes.
   EXPECT_EQ(compiles, kKernels);
   auto cache = Cache::open(options_for(dir));
+  // Every process's counts reached the folder's: the 64 processes opened
+  // the cache before its folder (and its stats file) existed.
+  auto counted = (*cache)->folder_stats();
+  ASSERT_TRUE(counted.is_ok()) << counted.status().to_string();
+  EXPECT_TRUE(counted->counted);
+  EXPECT_EQ(counted->counts.requests, std::uint64_t{kProcesses} * kKernels);
+  EXPECT_EQ(counted->counts.compiles, std::uint64_t{kKernels});
+  EXPECT_EQ(counted->counts.user_hits + counted->counts.memory_hits,
+            std::uint64_t{kProcesses - 1} * kKernels);
+  EXPECT_GT(counted->counts.lock_waits, 0u);
+  EXPECT_EQ(counted->entries, std::uint64_t{kKernels});
   auto report = (*cache)->verify(false);
   ASSERT_TRUE(report.is_ok());
   EXPECT_EQ(report->entries_ok, static_cast<std::uint64_t>(kKernels));

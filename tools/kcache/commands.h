@@ -28,6 +28,7 @@ Runner add_merge_command(CLI::App& app);
 Runner add_keygen_command(CLI::App& app);
 Runner add_sign_command(CLI::App& app);
 Runner add_prune_command(CLI::App& app);
+Runner add_stats_command(CLI::App& app);
 
 // kcache info PKG... and kcache verify PKG... (package_report.cpp).
 int run_package_info(bool json, const std::vector<std::string>& packages);

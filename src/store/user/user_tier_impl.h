@@ -87,6 +87,8 @@ class UserTier final : public Tier {
 
   Result<PruneReport> prune(const PruneOptions& options) override;
 
+  [[nodiscard]] Result<Usage> usage() const override;
+
  private:
   // ---- reading --------------------------------------------------------
 

@@ -164,6 +164,34 @@ void UserTier::after_put() {
   }
 }
 
+Result<Tier::Usage> UserTier::usage() const {
+  auto* self = const_cast<UserTier*>(this);  // opening a database is not a change
+  if (const std::string* refused = self->refusal()) return Status::unavailable(*refused);
+  auto names = databases();
+  if (!names) return names.status();
+  Usage usage;
+  for (const std::string& name : *names) {
+    auto db = self->db_for(name);
+    if (db && *db && replaced(name, **db)) {
+      self->forget(name);
+      db = self->db_for(name);
+    }
+    if (!db || *db == nullptr) continue;
+    {
+      std::unique_lock lock((*db)->mutex);
+      (*db)->read_hint();
+      (*db)->read_past_hint();
+    }
+    ++usage.databases;
+    usage.entries += (*db)->size();
+    for (const std::string& path : {log_path(name), hint_path(name), use_path(name)}) {
+      auto info = env_.file_info(path);
+      if (info && info->type == FileType::kRegular) usage.bytes += info->size;
+    }
+  }
+  return usage;
+}
+
 Result<PruneReport> UserTier::prune(const PruneOptions& options) {
   if (const std::string* refused = refusal()) return Status::unavailable(*refused);
   Limits limits = options_.limits;
@@ -250,6 +278,8 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
   const EvictionPlan plan = plan_eviction(candidates, limits, now, fixed);
   report.expired = plan.expired;
   report.evicted = plan.over_limits;
+  if (plan.expired + plan.over_limits > 0)
+    events_.on_evicted(name(), plan.over_limits, plan.expired);
   std::size_t next = 0;
   Status first_failure;
   for (const DbState& state : states) {

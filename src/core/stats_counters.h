@@ -1,0 +1,92 @@
+// What a cache counts: this process's counts, and, through a file every
+// process maps (core/stats_file.h), those of every process that used the
+// cache folder since the counts were last zeroed (docs/design.md §8).
+// Counting is a relaxed atomic add in memory: no lock, no system call.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "format/field_text.h"
+
+namespace kcache {
+
+// The counters, in the order the stats file holds them (docs/formats.md
+// §6): new ones are added at the end, never renumbered.
+enum class Stat : std::uint32_t {
+  kRequests,
+  kMemoryHits,
+  kSystemHits,
+  kUserHits,
+  kCompiles,
+  kCompileFailures,
+  kCompileMicros,       // time spent compiling
+  kCompileMicrosSaved,  // on hits, the compile time the entry had cost
+  kBytesServed,         // binaries handed out from a tier
+  kBytesStored,         // entries written to the user tier
+  kCorruptEntries,
+  kStoreFailures,
+  kLockWaits,  // requests that waited for another process's compile
+  kLockWaitMicros,
+  kLockTimeouts,
+  kFailureHits,
+  kUncacheable,
+  kRejected,
+  kEvicted,  // least recently used, for size or count
+  kExpired,  // unused for longer than KCACHE_MAX_AGE
+  kBreakerTrips,
+  kCount
+};
+inline constexpr std::size_t kStatCount = static_cast<std::size_t>(Stat::kCount);
+
+// "requests", "memory_hits", ...: the name in `kcache stats --json`.
+std::string_view stat_name(Stat stat);
+
+// The metadata field a compile's duration is kept in, so that a hit can
+// count the time it saved; nullopt when the entry has none (a package's).
+inline constexpr std::string_view kCompileMicrosField = "compile_us";
+std::optional<std::uint64_t> compile_micros_of(const Fields& metadata);
+
+class StatsFile;
+struct CacheStats;
+
+using StatValues = std::array<std::uint64_t, kStatCount>;
+// The public struct (kcache/cache.h) of counts held by index.
+CacheStats cache_stats_of(const StatValues& values);
+
+class StatsCounters {
+ public:
+  StatsCounters();
+  ~StatsCounters();
+  StatsCounters(const StatsCounters&) = delete;
+  StatsCounters& operator=(const StatsCounters&) = delete;
+
+  void add(Stat stat, std::uint64_t n = 1) {
+    const auto i = static_cast<std::size_t>(stat);
+    local_[i].fetch_add(n, std::memory_order_relaxed);
+    if (std::atomic<std::uint64_t>* shared = shared_.load(std::memory_order_acquire)) {
+      shared[i].fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  [[nodiscard]] std::uint64_t local(Stat stat) const {
+    return local_[static_cast<std::size_t>(stat)].load(std::memory_order_relaxed);
+  }
+  // This process's counts.
+  [[nodiscard]] StatValues local_values() const;
+
+  // Counts from now on go to `file` too, and those counted so far are
+  // added to it (once; later calls are ignored).
+  void share(std::unique_ptr<StatsFile> file);
+  [[nodiscard]] bool shared() const { return shared_.load(std::memory_order_acquire) != nullptr; }
+
+ private:
+  std::array<std::atomic<std::uint64_t>, kStatCount> local_{};
+  std::unique_ptr<StatsFile> file_;  // set once, before shared_
+  std::atomic<std::atomic<std::uint64_t>*> shared_{nullptr};
+};
+
+}  // namespace kcache
