@@ -131,6 +131,18 @@ struct KCACHE_EXPORT EntryInfo {
   std::uint64_t bytes = 0;         // binary size
   std::uint64_t stored_bytes = 0;  // entry size on disk
   std::int64_t created_unix = 0;
+  std::string target;                // the architecture it was compiled for
+  bool failure = false;              // a remembered compile error, not a binary
+  std::int64_t last_used_unix = 0;   // the minute it was last used; 0: unknown
+  std::uint64_t compile_micros = 0;  // what compiling it took; 0: unknown
+};
+
+// One entry whole, as `kcache show` and `kcache extract` read it.
+struct KCACHE_EXPORT StoredEntry {
+  EntryInfo info{};
+  std::string material{};  // the key material, one field a line
+  std::vector<std::pair<std::string, std::string>> metadata{};
+  std::vector<std::uint8_t> binary{};  // the compiler's log, for a failure
 };
 
 // What `verify` found.
@@ -279,6 +291,10 @@ class KCACHE_EXPORT Cache {
 
   // Every entry of every database of this version.
   [[nodiscard]] Result<std::vector<EntryInfo>> list() const;
+  // The entry of `key` in database `db` of the user tier, whole; nullopt
+  // when it has none. Reading it counts as a use (for eviction).
+  [[nodiscard]] Result<std::optional<StoredEntry>> read_entry(std::string_view db,
+                                                              const CacheKey& key) const;
   // Removes every entry of this version; returns how many were removed.
   Result<std::uint64_t> clear();
   // Forgets every remembered compile error (they are retried); returns how

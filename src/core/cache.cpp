@@ -348,6 +348,23 @@ class Cache::Impl final : public TierEvents {
     return all;
   }
 
+  Result<std::optional<StoredEntry>> read_entry(std::string_view db, const CacheKey& key) const {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    const std::string name(db);
+    auto got = user->get({name, name}, key);
+    if (!got) return got.status();
+    if (!got->has_value()) return std::optional<StoredEntry>();
+    const Entry& entry = **got;
+    StoredEntry out;
+    out.info = summarize_entry(name, entry, 0);
+    out.material = std::string(entry.material.view());
+    out.metadata = entry.metadata;
+    const auto payload = entry.payload();
+    out.binary.assign(payload.begin(), payload.end());
+    return std::optional<StoredEntry>(std::move(out));
+  }
+
   Result<std::uint64_t> clear() {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
@@ -749,6 +766,10 @@ Status Cache::zero_stats() { return impl_->zero_stats(); }
 CacheStats Cache::stats() const { return impl_->stats(); }
 const ResolvedConfig& Cache::config() const { return impl_->config(); }
 Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }
+Result<std::optional<StoredEntry>> Cache::read_entry(std::string_view db,
+                                                     const CacheKey& key) const {
+  return impl_->read_entry(db, key);
+}
 Result<std::uint64_t> Cache::clear() { return impl_->clear(); }
 Result<std::uint64_t> Cache::clear_failures() { return impl_->clear_failures(); }
 Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); }

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <charconv>
 #include <mutex>
 
 #include <kcache/cache.h>
@@ -21,17 +20,6 @@ std::string_view stat_name(Stat stat) {
       "breaker_trips"};
   static_assert(std::size(kNames) == kStatCount);
   return kNames[static_cast<std::size_t>(stat)];
-}
-
-std::optional<std::uint64_t> compile_micros_of(const Fields& metadata) {
-  for (const auto& [field, value] : metadata) {
-    if (field != kCompileMicrosField) continue;
-    std::uint64_t micros = 0;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), micros);
-    if (error != std::errc() || end != value.data() + value.size()) return std::nullopt;
-    return micros;
-  }
-  return std::nullopt;
 }
 
 CacheStats cache_stats_of(const StatValues& v) {

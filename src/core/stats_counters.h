@@ -8,10 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string_view>
-
-#include "format/field_text.h"
 
 namespace kcache {
 
@@ -45,11 +42,6 @@ inline constexpr std::size_t kStatCount = static_cast<std::size_t>(Stat::kCount)
 
 // "requests", "memory_hits", ...: the name in `kcache stats --json`.
 std::string_view stat_name(Stat stat);
-
-// The metadata field a compile's duration is kept in, so that a hit can
-// count the time it saved; nullopt when the entry has none (a package's).
-inline constexpr std::string_view kCompileMicrosField = "compile_us";
-std::optional<std::uint64_t> compile_micros_of(const Fields& metadata);
 
 class StatsFile;
 struct CacheStats;

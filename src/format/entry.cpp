@@ -1,6 +1,7 @@
 #include "format/entry.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #include "format/endian.h"
@@ -146,6 +147,17 @@ Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key
     entry.payload_size = payload_size;
   }
   return entry;
+}
+
+std::optional<std::uint64_t> compile_micros_of(const Fields& metadata) {
+  for (const auto& [field, value] : metadata) {
+    if (field != kCompileMicrosField) continue;
+    std::uint64_t micros = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), micros);
+    if (error != std::errc() || end != value.data() + value.size()) return std::nullopt;
+    return micros;
+  }
+  return std::nullopt;
 }
 
 }  // namespace kcache

@@ -7,6 +7,7 @@
 #include <kcache/status.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,6 +61,12 @@ enum class EntryCheck { kFull, kChecksumPassed };
 // payload is not compressed, the returned entry's material and payload are
 // views into `bytes` (nothing is copied); otherwise both are copies and
 // `bytes` is not kept.
+// The metadata field a compile's duration is kept in (microseconds), so
+// that a hit can count the time it saved.
+inline constexpr std::string_view kCompileMicrosField = "compile_us";
+// Its value; nullopt when the entry has none (a package's, say).
+std::optional<std::uint64_t> compile_micros_of(const Fields& metadata);
+
 Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key = nullptr,
                            EntryCheck check = EntryCheck::kFull);
 

@@ -10,13 +10,14 @@ EntryInfo summarize_entry(const std::string& db, const Entry& entry, std::uint64
   info.stored_bytes = stored_bytes;
   info.created_unix = entry.created_unix;
   if (auto material = KeyMaterial::parse(entry.material)) {
-    bool failure = false;
     for (const auto& field : material->fields()) {
-      if (field.name == "kcache.failure") failure = true;
-      if (field.name == "backend") info.backend = (failure ? "failure:" : "") + field.value;
+      if (field.name == "kcache.failure") info.failure = true;
+      if (field.name == "backend") info.backend = field.value;
+      if (field.name == "target.arch") info.target = field.value;
       if (field.name == "kernel") info.kernels += (info.kernels.empty() ? "" : ",") + field.value;
     }
   }
+  info.compile_micros = compile_micros_of(entry.metadata).value_or(0);
   return info;
 }
 

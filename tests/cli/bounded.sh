@@ -38,5 +38,5 @@ run_bounded() {
 binary_count() {
   run list --json
   expect_rc 0
-  json_py "$OUT" 'len([e for e in d if not e["backend"].startswith("failure:")])'
+  json_py "$OUT" 'len([e for e in d if not e["failure"]])'
 }

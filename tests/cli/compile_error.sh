@@ -9,7 +9,7 @@ printf 'kernel void broken() { FAKE_COMPILE_ERROR }\n' >src/broken.cl
 
 # No binary, ever; the error itself is remembered (KCACHE_FAILURE_TTL), so
 # the second attempt answers it, log included, without compiling.
-binaries() { json_py "$1" 'len([e for e in d if not e["backend"].startswith("failure:")])'; }
+binaries() { json_py "$1" 'len([e for e in d if not e["failure"]])'; }
 for i in 1 2; do
   compile_raw "${FAKE_CC[@]}" --source src/broken.cl --output out/broken.bin
   expect_rc 1

@@ -45,7 +45,7 @@ expect_rc 0
 expect_eq "list --db gfx906_60 --json: entries" 2 "$(json_py "$OUT" 'len(d)')"
 run list --db sm_90
 expect_rc 0
-expect_contains "list --db sm_90" "1 entries" "$OUT"
+expect_contains "list --db sm_90" "1 entry," "$OUT"
 
 run clear
 expect_rc 0

@@ -126,7 +126,8 @@ TEST_F(CacheTest, CompileErrorIsReturnedWithItsLogAndRemembered) {
   EXPECT_EQ(later->stats().failure_hits, 1u);
   auto listed = later->list();
   ASSERT_EQ(listed->size(), 1u);
-  EXPECT_EQ((*listed)[0].backend, "failure:fake");
+  EXPECT_EQ((*listed)[0].backend, "fake");
+  EXPECT_TRUE((*listed)[0].failure);
 
   // Forgotten on request: compiled (and failing) again.
   EXPECT_EQ(*later->clear_failures(), 1u);

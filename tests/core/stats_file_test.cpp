@@ -9,6 +9,7 @@
 
 #include "core/stats_counters.h"
 #include "fakes/temp_folder.h"
+#include "format/entry.h"
 
 namespace kcache {
 namespace {

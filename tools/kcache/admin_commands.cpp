@@ -1,4 +1,4 @@
-// kcache info, list, clear, verify, export: looking after the cache (what
+// kcache info, clear, verify, export: looking after the cache (what
 // packages say of themselves: package_report.cpp).
 #include <kcache/cache.h>
 #include <kcache/version.h>
@@ -15,15 +15,6 @@
 
 namespace kcache::tool {
 namespace {
-
-std::unique_ptr<Cache> open_cache() {
-  auto cache = Cache::open();
-  if (!cache) {
-    report_failure(cache.status().message());
-    return nullptr;
-  }
-  return std::move(*cache);
-}
 
 int run_info(bool json) {
   auto cache = open_cache();
@@ -67,40 +58,6 @@ int run_info(bool json) {
               << ("'" + s.value + "'") << " (" << s.origin << ")\n";
   }
   if (config.enabled) report_installed_packages(config.system_db_path, false, nullptr);
-  return 0;
-}
-
-int run_list(bool json, const std::string& db_filter) {
-  auto cache = open_cache();
-  if (!cache) return 1;
-  auto entries = cache->list();
-  if (!entries) return report_failure(entries.status().message());
-  std::vector<EntryInfo> shown;
-  for (const auto& e : *entries) {
-    if (db_filter.empty() || e.db == db_filter) shown.push_back(e);
-  }
-  if (json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& e : shown) {
-      out.push_back({{"db", e.db},
-                     {"key", e.key.hex()},
-                     {"backend", e.backend},
-                     {"kernels", e.kernels},
-                     {"bytes", e.bytes},
-                     {"stored_bytes", e.stored_bytes},
-                     {"created", e.created_unix}});
-    }
-    std::cout << out.dump(2) << "\n";
-    return 0;
-  }
-  std::uint64_t total = 0;
-  for (const auto& e : shown) {
-    std::cout << std::left << std::setw(34) << e.db << " " << e.key.hex().substr(0, 16) << "  "
-              << std::setw(8) << e.backend << " " << std::right << std::setw(10)
-              << human_bytes(e.bytes) << "  " << e.kernels << "\n";
-    total += e.stored_bytes;
-  }
-  std::cout << shown.size() << " entries, " << human_bytes(total) << " on disk\n";
   return 0;
 }
 
@@ -193,6 +150,15 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
 
 }  // namespace
 
+std::unique_ptr<Cache> open_cache() {
+  auto cache = Cache::open();
+  if (!cache) {
+    report_failure(cache.status().message());
+    return nullptr;
+  }
+  return std::move(*cache);
+}
+
 std::string human_bytes(std::uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);
@@ -217,15 +183,6 @@ Runner add_info_command(CLI::App& app) {
   return [json, packages] {
     return packages->empty() ? run_info(*json) : run_package_info(*json, *packages);
   };
-}
-
-Runner add_list_command(CLI::App& app) {
-  auto json = std::make_shared<bool>(false);
-  auto db = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("list", "List the entries of the user cache");
-  cmd->add_flag("--json", *json, "Print JSON");
-  cmd->add_option("--db", *db, "Only this database (e.g. gfx906_60)");
-  return [json, db] { return run_list(*json, *db); };
 }
 
 Runner add_clear_command(CLI::App& app) {

@@ -8,8 +8,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace kcache {
+class Cache;
+}
 
 namespace kcache::tool {
 
@@ -29,6 +34,11 @@ Runner add_keygen_command(CLI::App& app);
 Runner add_sign_command(CLI::App& app);
 Runner add_prune_command(CLI::App& app);
 Runner add_stats_command(CLI::App& app);
+Runner add_show_command(CLI::App& app);
+Runner add_extract_command(CLI::App& app);
+
+// The cache as the settings say (Cache::open); nullptr after saying why.
+std::unique_ptr<Cache> open_cache();
 
 // kcache info PKG... and kcache verify PKG... (package_report.cpp).
 int run_package_info(bool json, const std::vector<std::string>& packages);

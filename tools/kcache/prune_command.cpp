@@ -66,11 +66,11 @@ int read_limits(const PruneArguments& args, PruneOptions& options) {
 int run_prune(const PruneArguments& args) {
   PruneOptions options;
   if (int usage = read_limits(args, options); usage != 0) return usage;
-  auto cache = Cache::open();
-  if (!cache) return report_failure(cache.status().message());
-  auto report = (*cache)->prune(options);
+  auto cache = open_cache();
+  if (!cache) return 1;
+  auto report = cache->prune(options);
   if (!report) return report_failure(report.status().message());
-  const std::string& dir = (*cache)->config().user_dir;
+  const std::string& dir = cache->config().user_dir;
   if (!report->ran) {
     return report_failure("another process has been pruning " + dir +
                           " for a minute; nothing was done (try again later)");

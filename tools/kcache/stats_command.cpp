@@ -3,7 +3,6 @@
 // table, JSON, or Prometheus text for node_exporter's textfile collector.
 #include <kcache/cache.h>
 
-#include <ctime>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "commands.h"
+#include "human_text.h"
 
 namespace kcache::tool {
 namespace {
@@ -55,15 +55,6 @@ constexpr Count kCounts[] = {
     {"rejected", "Binaries the driver refused.", &CacheStats::rejected},
     {"uncacheable", "Requests compiled without the cache.", &CacheStats::uncacheable},
 };
-
-std::string utc_time(std::int64_t unix_seconds) {
-  std::time_t t = unix_seconds;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::ostringstream out;
-  out << std::put_time(&tm, "%Y-%m-%d %H:%M UTC");
-  return out.str();
-}
 
 std::string seconds_text(std::uint64_t micros) {
   std::ostringstream out;
@@ -145,17 +136,17 @@ void print_prometheus(const std::string& dir, const FolderStats& s, const Resolv
 }
 
 int run_stats(const StatsArguments& args) {
-  auto cache = Cache::open();
-  if (!cache) return report_failure(cache.status().message());
-  const ResolvedConfig& config = (*cache)->config();
+  auto cache = open_cache();
+  if (!cache) return 1;
+  const ResolvedConfig& config = cache->config();
   if (args.zero) {
-    if (Status s = (*cache)->zero_stats(); !s.is_ok()) return report_failure(s.message());
+    if (Status s = cache->zero_stats(); !s.is_ok()) return report_failure(s.message());
     if (!args.json && !args.prometheus) {
       std::cout << "zeroed the counts of " << config.user_dir << "\n";
       return 0;
     }
   }
-  auto stats = (*cache)->folder_stats();
+  auto stats = cache->folder_stats();
   if (!stats) return report_failure(stats.status().message());
   if (args.prometheus) {
     print_prometheus(config.user_dir, *stats, config);

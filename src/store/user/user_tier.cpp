@@ -71,11 +71,22 @@ Result<std::vector<std::string>> UserTier::databases() const {
 
 Result<std::vector<EntryInfo>> UserTier::list(const std::string& db) const {
   std::vector<EntryInfo> out;
-  Status s = const_cast<UserTier*>(this)->for_each_entry(
-      db, [&](const Entry& entry, const HintRecord& record) {
-        out.push_back(summarize_entry(db, entry, record.size));
-      });
+  auto* self = const_cast<UserTier*>(this);
+  Status s = self->for_each_entry(db, [&](const Entry& entry, const HintRecord& record) {
+    out.push_back(summarize_entry(db, entry, record.size));
+  });
   if (!s.is_ok()) return s;
+  // When each was last used, where the use table knows (listing is no use).
+  auto open = self->db_for(db);
+  if (!open || *open == nullptr || !(*open)->writable) return out;
+  const UseTable* table = self->use_table(db, **open, minute_of(env_.now_unix()), /*force=*/true);
+  if (table == nullptr) return out;
+  for (EntryInfo& info : out) {
+    // By the minute: used in the minute it was made is "when it was made".
+    if (auto minute = table->last_use(info.key)) {
+      info.last_used_unix = std::max(std::int64_t{*minute} * 60, info.created_unix);
+    }
+  }
   return out;
 }
 

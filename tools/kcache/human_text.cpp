@@ -1,0 +1,55 @@
+#include "human_text.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
+namespace kcache::tool {
+
+std::string human_age(std::int64_t seconds) {
+  if (seconds < 0) seconds = 0;
+  struct Unit {
+    const char* name;
+    std::int64_t size;
+  };
+  for (const Unit& unit : {Unit{"w", 604800}, Unit{"d", 86400}, Unit{"h", 3600}, Unit{"m", 60}}) {
+    if (seconds >= unit.size * (unit.size == 604800 ? 2 : 1)) {
+      return std::to_string(seconds / unit.size) + unit.name;
+    }
+  }
+  return std::to_string(seconds) + "s";
+}
+
+std::string utc_time(std::int64_t unix_seconds) {
+  std::time_t t = unix_seconds;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::ostringstream out;
+  out << std::put_time(&tm, "%Y-%m-%d %H:%M UTC");
+  return out.str();
+}
+
+bool colour_on_stdout() {
+  static const bool on = [] {
+    const char* no_color = std::getenv("NO_COLOR");
+    if (no_color != nullptr && *no_color != '\0') return false;
+    const char* term = std::getenv("TERM");
+    if (term == nullptr || std::strcmp(term, "dumb") == 0) return false;
+    return ::isatty(STDOUT_FILENO) == 1;
+  }();
+  return on;
+}
+
+std::string bold(const std::string& text) {
+  return colour_on_stdout() ? "\033[1m" + text + "\033[0m" : text;
+}
+
+std::string dim(const std::string& text) {
+  return colour_on_stdout() ? "\033[2m" + text + "\033[0m" : text;
+}
+
+}  // namespace kcache::tool

@@ -1,0 +1,21 @@
+// How the tool writes for people: sizes, ages, times, colour. Colour only
+// on a terminal, never with NO_COLOR set (no-color.org) or TERM=dumb.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kcache::tool {
+
+// "45s", "12m", "3h", "5d", "7w": the largest unit, whole.
+std::string human_age(std::int64_t seconds);
+// "2026-12-02 14:55 UTC".
+std::string utc_time(std::int64_t unix_seconds);
+// Whether standard output takes colour.
+bool colour_on_stdout();
+// `text` in bold, or as it is without colour.
+std::string bold(const std::string& text);
+// `text` dimmed, or as it is without colour.
+std::string dim(const std::string& text);
+
+}  // namespace kcache::tool
