@@ -295,6 +295,10 @@ class KCACHE_EXPORT Cache {
   // when it has none. Reading it counts as a use (for eviction).
   [[nodiscard]] Result<std::optional<StoredEntry>> read_entry(std::string_view db,
                                                               const CacheKey& key) const;
+  // Every entry of database `db`, without their binaries unless asked;
+  // reading them is no use (for eviction).
+  [[nodiscard]] Result<std::vector<StoredEntry>> read_entries(std::string_view db,
+                                                              bool with_binaries = false) const;
   // Removes every entry of this version; returns how many were removed.
   Result<std::uint64_t> clear();
   // Forgets every remembered compile error (they are retried); returns how

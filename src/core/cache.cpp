@@ -355,14 +355,31 @@ class Cache::Impl final : public TierEvents {
     auto got = user->get({name, name}, key);
     if (!got) return got.status();
     if (!got->has_value()) return std::optional<StoredEntry>();
-    const Entry& entry = **got;
+    return std::optional<StoredEntry>(stored_entry(name, **got, /*with_binary=*/true));
+  }
+
+  Result<std::vector<StoredEntry>> read_entries(std::string_view db, bool with_binaries) const {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    const std::string name(db);
+    auto all = user->read_all(name);
+    if (!all) return all.status();
+    std::vector<StoredEntry> out;
+    out.reserve(all->size());
+    for (const Entry& entry : *all) out.push_back(stored_entry(name, entry, with_binaries));
+    return out;
+  }
+
+  static StoredEntry stored_entry(const std::string& db, const Entry& entry, bool with_binary) {
     StoredEntry out;
-    out.info = summarize_entry(name, entry, 0);
+    out.info = summarize_entry(db, entry, 0);
     out.material = std::string(entry.material.view());
     out.metadata = entry.metadata;
-    const auto payload = entry.payload();
-    out.binary.assign(payload.begin(), payload.end());
-    return std::optional<StoredEntry>(std::move(out));
+    if (with_binary) {
+      const auto payload = entry.payload();
+      out.binary.assign(payload.begin(), payload.end());
+    }
+    return out;
   }
 
   Result<std::uint64_t> clear() {
@@ -769,6 +786,10 @@ Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }
 Result<std::optional<StoredEntry>> Cache::read_entry(std::string_view db,
                                                      const CacheKey& key) const {
   return impl_->read_entry(db, key);
+}
+Result<std::vector<StoredEntry>> Cache::read_entries(std::string_view db,
+                                                     bool with_binaries) const {
+  return impl_->read_entries(db, with_binaries);
 }
 Result<std::uint64_t> Cache::clear() { return impl_->clear(); }
 Result<std::uint64_t> Cache::clear_failures() { return impl_->clear_failures(); }

@@ -14,7 +14,8 @@
 
 namespace kcache {
 class Cache;
-}
+struct EntryInfo;
+}  // namespace kcache
 
 namespace kcache::tool {
 
@@ -37,8 +38,14 @@ Runner add_stats_command(CLI::App& app);
 Runner add_show_command(CLI::App& app);
 Runner add_extract_command(CLI::App& app);
 
+Runner add_explain_command(CLI::App& app);
+
 // The cache as the settings say (Cache::open); nullptr after saying why.
 std::unique_ptr<Cache> open_cache();
+// The one user entry whose key starts with `prefix` (4 to 32 hex digits):
+// 0 with it in `found`, or the exit status after saying why not (none,
+// several, not a key).
+int find_entry(Cache& cache, const std::string& prefix, EntryInfo& found);
 
 // kcache info PKG... and kcache verify PKG... (package_report.cpp).
 int run_package_info(bool json, const std::vector<std::string>& packages);

@@ -136,36 +136,6 @@ int run_list(const ListArguments& args) {
   return 0;
 }
 
-// The one entry whose key starts with `prefix`: 0 with it in `found`, or
-// the exit status after saying why not.
-int find_entry(Cache& cache, const std::string& prefix, EntryInfo& found) {
-  std::string lower;
-  for (char c : prefix) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower.size() < 4 || lower.size() > 32 ||
-      lower.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    std::cerr << "kcache: '" << prefix
-              << "' is not a key: 4 to 32 hex digits, as `kcache list` shows them\n";
-    return 2;
-  }
-  auto entries = cache.list();
-  if (!entries) return report_failure(entries.status().message());
-  std::vector<EntryInfo> matches;
-  for (const auto& e : *entries) {
-    if (e.key.hex().starts_with(lower)) matches.push_back(e);
-  }
-  if (matches.empty()) {
-    return report_failure("no entry of key " + lower + " in " + cache.config().user_dir);
-  }
-  if (matches.size() > 1) {
-    std::string which;
-    for (const auto& e : matches) which += " " + e.key.hex().substr(0, 16) + " (" + e.db + ")";
-    return report_failure("key " + lower + " is the start of " + std::to_string(matches.size()) +
-                          " entries:" + which + "; give more of it");
-  }
-  found = matches.front();
-  return 0;
-}
-
 int run_show(const std::string& key, bool json) {
   auto cache = open_cache();
   if (!cache) return 1;
@@ -244,6 +214,36 @@ int run_extract(const std::string& key, const std::string& output, bool json) {
 }
 
 }  // namespace
+
+// The one entry whose key starts with `prefix`: 0 with it in `found`, or
+// the exit status after saying why not.
+int find_entry(Cache& cache, const std::string& prefix, EntryInfo& found) {
+  std::string lower;
+  for (char c : prefix) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.size() < 4 || lower.size() > 32 ||
+      lower.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    std::cerr << "kcache: '" << prefix
+              << "' is not a key: 4 to 32 hex digits, as `kcache list` shows them\n";
+    return 2;
+  }
+  auto entries = cache.list();
+  if (!entries) return report_failure(entries.status().message());
+  std::vector<EntryInfo> matches;
+  for (const auto& e : *entries) {
+    if (e.key.hex().starts_with(lower)) matches.push_back(e);
+  }
+  if (matches.empty()) {
+    return report_failure("no entry of key " + lower + " in " + cache.config().user_dir);
+  }
+  if (matches.size() > 1) {
+    std::string which;
+    for (const auto& e : matches) which += " " + e.key.hex().substr(0, 16) + " (" + e.db + ")";
+    return report_failure("key " + lower + " is the start of " + std::to_string(matches.size()) +
+                          " entries:" + which + "; give more of it");
+  }
+  found = matches.front();
+  return 0;
+}
 
 Runner add_list_command(CLI::App& app) {
   auto args = std::make_shared<ListArguments>();

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   for (auto add : {add_compile_command, add_info_command, add_list_command, add_clear_command,
                    add_verify_command, add_export_command, add_pack_command, add_install_command,
                    add_import_command, add_merge_command, add_keygen_command, add_sign_command,
-                   add_prune_command, add_stats_command, add_show_command, add_extract_command}) {
+                   add_prune_command, add_stats_command, add_show_command, add_extract_command,
+                   add_explain_command}) {
     std::size_t before = app.get_subcommands({}).size();
     Runner runner = add(app);
     runners[app.get_subcommands({})[before]] = std::move(runner);
