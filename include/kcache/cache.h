@@ -183,6 +183,31 @@ struct KCACHE_EXPORT PruneReport {
   std::uint64_t databases_compacted = 0;
 };
 
+// What `gc` removes: other kcache versions' folders beside this one,
+// the entries of compilers none of whose entries was used for a while (a
+// driver or toolkit since upgraded), and old quarantined files.
+struct KCACHE_EXPORT GcOptions {
+  bool dry_run = true;  // say what would go, remove nothing
+  std::chrono::seconds unused_for{30 * 86400};
+};
+
+struct KCACHE_EXPORT GcReport {
+  struct Item {
+    std::string what;  // "kcache 0.3.0", "command test-cp (id:test-cp)", "quarantine"
+    std::string path;  // the folder or file; the database for a compiler's entries
+    std::uint64_t bytes = 0;
+    std::uint64_t entries = 0;
+    std::int64_t last_used_unix = 0;  // a compiler's newest use
+  };
+  bool removed = false;  // false: a dry run
+  std::vector<Item> version_folders;
+  std::vector<Item> compilers;
+  std::vector<Item> quarantined;
+  // Folders named like versions that were left alone, and why.
+  std::vector<Item> kept;
+  std::uint64_t bytes = 0;  // in all (freed, or that would be)
+};
+
 // What Cache::export_db writes.
 struct KCACHE_EXPORT ExportOptions {
   // The private key to sign the package with (package.h); empty: unsigned.
@@ -312,6 +337,9 @@ class KCACHE_EXPORT Cache {
   // does after a put takes the cache past one): evicts the entries used
   // longest ago and compacts what they leave.
   Result<PruneReport> prune(const PruneOptions& options = {});
+  // Removes what no one will use again (GcOptions), or with dry_run only
+  // says what that is.
+  Result<GcReport> gc(const GcOptions& options = {});
   // Writes the entries of database `db` to a new .kdb file at `output_path`
   // (replaced atomically); returns the number of entries written.
   Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,

@@ -24,6 +24,7 @@
 
 #include "core/cache_internal.h"
 #include "core/config.h"
+#include "core/garbage_collection.h"
 #include "core/kernel_recorder.h"
 #include "core/key_builder.h"
 #include "core/log.h"
@@ -428,6 +429,12 @@ class Cache::Impl final : public TierEvents {
     return report;
   }
 
+  Result<GcReport> gc(const GcOptions& options) {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    return collect_garbage(*user, env_, config_.user_dir, options);
+  }
+
   Result<PruneReport> prune(const PruneOptions& options) {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
@@ -795,6 +802,7 @@ Result<std::uint64_t> Cache::clear() { return impl_->clear(); }
 Result<std::uint64_t> Cache::clear_failures() { return impl_->clear_failures(); }
 Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); }
 Result<PruneReport> Cache::prune(const PruneOptions& options) { return impl_->prune(options); }
+Result<GcReport> Cache::gc(const GcOptions& options) { return impl_->gc(options); }
 Result<std::uint64_t> Cache::import_package(const std::string& path) {
   return impl_->import_package(path);
 }
