@@ -24,6 +24,7 @@
 
 #include "core/cache_internal.h"
 #include "core/config.h"
+#include "core/folder_stats.h"
 #include "core/garbage_collection.h"
 #include "core/kernel_recorder.h"
 #include "core/key_builder.h"
@@ -35,6 +36,7 @@
 #include "core/single_flight.h"
 #include "core/stats_counters.h"
 #include "core/stats_file.h"
+#include "core/user_entries.h"
 #include "env/env.h"
 #include "env/temp_dir.h"
 #include "format/hash.h"
@@ -307,30 +309,12 @@ class Cache::Impl final : public TierEvents {
   Result<FolderStats> folder_stats() const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    FolderStats out;
-    auto usage = user->usage();
-    if (!usage) return usage.status();
-    out.entries = usage->entries;
-    out.bytes = usage->bytes;
-    out.databases = usage->databases;
-    auto file = StatsFile::open(env_, stats_path(), /*create=*/false);
-    if (!file) {
-      if (file.status().code() == StatusCode::kNotFound) return out;
-      return file.status();
-    }
-    out.counted = true;
-    out.since_unix = (*file)->zeroed_unix();
-    out.counts = cache_stats_of((*file)->totals());
-    return out;
+    return read_folder_stats(*user, env_, stats_path());
   }
 
   Status zero_stats() {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    auto file = StatsFile::open(env_, stats_path(), /*create=*/false);
-    if (!file) return file.status().code() == StatusCode::kNotFound ? Status::ok() : file.status();
-    (*file)->zero(env_.now_unix());
-    return Status::ok();
+    if (require_user() == nullptr) return unavailable();
+    return zero_folder_stats(env_, stats_path());
   }
 
   const ResolvedConfig& config() const { return config_; }
@@ -338,49 +322,19 @@ class Cache::Impl final : public TierEvents {
   Result<std::vector<EntryInfo>> list() const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    auto names = user->databases();
-    if (!names) return names.status();
-    std::vector<EntryInfo> all;
-    for (const auto& db : *names) {
-      auto rows = user->list(db);
-      if (!rows) return rows.status();
-      all.insert(all.end(), rows->begin(), rows->end());
-    }
-    return all;
+    return list_user_entries(*user);
   }
 
   Result<std::optional<StoredEntry>> read_entry(std::string_view db, const CacheKey& key) const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    const std::string name(db);
-    auto got = user->get({name, name}, key);
-    if (!got) return got.status();
-    if (!got->has_value()) return std::optional<StoredEntry>();
-    return std::optional<StoredEntry>(stored_entry(name, **got, /*with_binary=*/true));
+    return read_user_entry(*user, db, key);
   }
 
   Result<std::vector<StoredEntry>> read_entries(std::string_view db, bool with_binaries) const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    const std::string name(db);
-    auto all = user->read_all(name);
-    if (!all) return all.status();
-    std::vector<StoredEntry> out;
-    out.reserve(all->size());
-    for (const Entry& entry : *all) out.push_back(stored_entry(name, entry, with_binaries));
-    return out;
-  }
-
-  static StoredEntry stored_entry(const std::string& db, const Entry& entry, bool with_binary) {
-    StoredEntry out;
-    out.info = summarize_entry(db, entry, 0);
-    out.material = std::string(entry.material.view());
-    out.metadata = entry.metadata;
-    if (with_binary) {
-      const auto payload = entry.payload();
-      out.binary.assign(payload.begin(), payload.end());
-    }
-    return out;
+    return read_user_entries(*user, db, with_binaries);
   }
 
   Result<std::uint64_t> clear() {
@@ -393,19 +347,7 @@ class Cache::Impl final : public TierEvents {
   Result<std::uint64_t> clear_failures() {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    auto names = user->databases();
-    if (!names) return names.status();
-    std::uint64_t removed = 0;
-    for (const auto& db : *names) {
-      auto entries = user->read_all(db);
-      if (!entries) return entries.status();
-      for (const auto& entry : *entries) {
-        if (!is_failure_entry(entry)) continue;
-        if (Status s = user->remove(db, entry.key); !s.is_ok()) return s;
-        ++removed;
-      }
-    }
-    return removed;
+    return clear_user_failures(*user);
   }
 
   Result<VerifyReport> verify(bool repair) {
