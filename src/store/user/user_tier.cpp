@@ -365,6 +365,9 @@ Status UserTier::append_locked(const std::string& name, Db& d, const CacheKey& k
     std::shared_lock read(d.mutex);
     hint_at = d.hint_read;
   }
+  // Its use first: an eviction pass may look at the log as soon as the
+  // record is there, and must not take a new entry for one never used.
+  if (!removal) stamp_use(name, d, key);
   static constexpr std::uint8_t kPadding[kAlignment] = {};
   const std::uint64_t pad = padded(bytes.size()) - bytes.size();
   Status s = d.log->write_at(at, bytes);
@@ -390,7 +393,6 @@ Status UserTier::append_locked(const std::string& name, Db& d, const CacheKey& k
       d.apply(record);
     }
   }
-  if (!removal) stamp_use(name, d, key);
   return Status::ok();
 }
 
