@@ -77,6 +77,20 @@ void check_parse_log_level(const std::string& text) {
   KCACHE_FUZZ_CHECK(parse_log_level(upper(text)) == level, "parse_log_level is case-sensitive");
 }
 
+// A count that parses prints back as itself (no sign, no unit, no blank
+// inside), and nothing else parses.
+void check_parse_count(const std::string& text) {
+  auto count = parse_count(text);
+  if (!count) return;
+  KCACHE_FUZZ_CHECK(parse_count(std::to_string(*count)) == count,
+                    "parse_count does not read back its own number");
+  for (char c : text) {
+    KCACHE_FUZZ_CHECK(std::isdigit(static_cast<unsigned char>(c)) || c == ' ' || c == '\t' ||
+                          c == '\n' || c == '\r' || c == '\f' || c == '\v',
+                      "parse_count took '" + text + "'");
+  }
+}
+
 void check_parse_size(const std::string& text) {
   auto size = parse_size(text);
   if (!size) return;
@@ -298,6 +312,10 @@ void check_resolution(Setup& setup) {
                     "log_level field differs from its setting");
   KCACHE_FUZZ_CHECK(parse_size(config.find("memory_cache_size")->value) == config.memory_cache_size,
                     "memory_cache_size field differs from its setting");
+  KCACHE_FUZZ_CHECK(parse_size(config.find("max_size")->value) == config.max_size,
+                    "max_size field differs from its setting");
+  KCACHE_FUZZ_CHECK(parse_count(config.find("max_entries")->value) == config.max_entries,
+                    "max_entries field differs from its setting");
   KCACHE_FUZZ_CHECK(config.compression == "none" || config.compression == "zstd",
                     "compression '" + config.compression + "'");
   auto disabled = parse_bool(config.find("disable_cache")->value);
@@ -341,6 +359,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check_parse_bool(*text);
       check_parse_log_level(*text);
       check_parse_size(*text);
+      check_parse_count(*text);
       check_target(*text);
       check_options(*text);
       check_key_hex(*text);
