@@ -90,6 +90,16 @@ expect_eq "the newest kernel stays" user "$TIER"
 run verify
 expect_rc 0
 
+# An age limit: what was not used for longer goes (uses are known by the
+# minute, each counted from its minute's start, so 2 s past is past 1 s).
+run prune --max-age 1w --json
+expect_eq "prune --max-age 1w: nothing that old" 0 "$(json_get "$OUT" expired)"
+sleep 2  # the age limit is about time passing, not a wait for another process
+run prune --max-age 1s --json
+expect_rc 0
+expect_eq "prune --max-age 1s: every entry is older" "$(json_get "$OUT" entries_before)" "$(json_get "$OUT" expired)"
+expect_eq "prune --max-age 1s: none is left" 0 "$(json_get "$OUT" entries_after)"
+
 # With the cache off there is nothing to prune: a clear failure.
 KCACHE_DISABLE_CACHE=1 run prune
 expect_rc 1

@@ -6,14 +6,16 @@
 namespace kcache::userlog {
 
 EvictionPlan plan_eviction(const std::vector<Candidate>& candidates, const Limits& limits,
-                           std::uint32_t now, std::uint64_t fixed_bytes) {
+                           std::int64_t now_unix, std::uint64_t fixed_bytes) {
   EvictionPlan plan;
   plan.evict.assign(candidates.size(), false);
   plan.kept_bytes = fixed_bytes;
-  const std::int64_t max_age_minutes = limits.max_age_seconds / 60;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const std::int64_t idle = std::int64_t{now} - candidates[i].minute;
-    if (limits.max_age_seconds > 0 && idle > max_age_minutes) {
+    // Uses are known by the minute: an entry counts as last used at the
+    // start of its minute (at most 59 s early), so that an age limit below
+    // a minute (a test's "1s") still means something.
+    const std::int64_t idle = now_unix - std::int64_t{candidates[i].minute} * 60;
+    if (limits.max_age_seconds > 0 && idle > limits.max_age_seconds) {
       plan.evict[i] = true;
       ++plan.expired;
       continue;

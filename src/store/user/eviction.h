@@ -32,11 +32,11 @@ struct EvictionPlan {
   std::uint64_t kept_entries = 0;
 };
 
-// The plan for `candidates` at minute `now`, when the files beside the
+// The plan for `candidates` at Unix time `now_unix`, when the files beside the
 // entries (headers, tables) take `fixed_bytes`. The entries used longest
 // ago go first; among those used in one minute, the first given (the tier
 // gives each database's records in the order they were written).
 EvictionPlan plan_eviction(const std::vector<Candidate>& candidates, const Limits& limits,
-                           std::uint32_t now, std::uint64_t fixed_bytes);
+                           std::int64_t now_unix, std::uint64_t fixed_bytes);
 
 }  // namespace kcache::userlog

@@ -275,7 +275,7 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
     states.push_back(std::move(state));
   }
 
-  const EvictionPlan plan = plan_eviction(candidates, limits, now, fixed);
+  const EvictionPlan plan = plan_eviction(candidates, limits, env_.now_unix(), fixed);
   report.expired = plan.expired;
   report.evicted = plan.over_limits;
   if (plan.expired + plan.over_limits > 0)
