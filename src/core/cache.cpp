@@ -485,6 +485,8 @@ class Cache::Impl final : public TierEvents {
       if (step.kind != TierKind::kMemory && memory_ && keep_in_memory) {
         memory_->put(names.exact, entry, {});
       }
+      // A copy in memory is a use of the entry on disk: it stays warm there.
+      if (step.kind == TierKind::kMemory && user_) user_->note_use(names, key);
       return kernel_from(std::move(entry), step.kind, target, names.exact);
     }
     return std::nullopt;

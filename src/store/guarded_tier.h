@@ -64,6 +64,7 @@ class GuardedTier final : public Tier {
   Result<std::uint64_t> clear() override { return inner_->clear(); }
   Result<PruneReport> prune(const PruneOptions& options) override { return inner_->prune(options); }
   [[nodiscard]] Result<Usage> usage() const override { return inner_->usage(); }
+  void note_use(const DbNames& db, const CacheKey& key) override { inner_->note_use(db, key); }
   Status verify(bool repair, VerifyReport& report) override {
     return inner_->verify(repair, report);
   }

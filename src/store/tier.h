@@ -58,6 +58,10 @@ class Tier {
                      std::span<const std::uint8_t> /*encoded*/) {
     return Status::not_supported(std::string(name()) + " tier is read-only");
   }
+  // Says that `key` was just used from another tier (a copy in memory), so
+  // that a tier that orders eviction by use keeps it warm. Cheap; may
+  // do nothing.
+  virtual void note_use(const DbNames& /*db*/, const CacheKey& /*key*/) {}
   // Removes `key` from database `db`; removing what is absent is ok.
   virtual Status remove(const std::string& /*db*/, const CacheKey& /*key*/) {
     return Status::not_supported("cannot remove from the " + std::string(name()) + " tier");

@@ -36,6 +36,26 @@ std::string bytes_of(const CachedKernel& kernel) {
   return {kernel.binary().begin(), kernel.binary().end()};
 }
 
+// A hit on the copy in memory is a use of the entry on disk: the user
+// tier's use table learns it, so eviction keeps what a long-running
+// process keeps using.
+TEST_F(CacheTest, AMemoryHitKeepsTheEntryOnDiskWarm) {
+  constexpr std::int64_t kStart = 1'800'000'000;
+  env.now = kStart;
+  auto cache = open();
+  auto first = cache->get_or_compile(request(), compiler);
+  ASSERT_TRUE(first.is_ok());
+  env.now = kStart + 7200;  // two hours on, in the same process
+  auto again = cache->get_or_compile(request(), compiler);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again->tier, TierKind::kMemory);
+  auto listed = open()->list();
+  ASSERT_TRUE(listed.is_ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].last_used_unix, (kStart + 7200) / 60 * 60);
+  EXPECT_EQ((*listed)[0].created_unix, kStart);
+}
+
 TEST_F(CacheTest, MissThenMemoryThenUserHit) {
   auto cache = open();
   auto first = cache->get_or_compile(request(), compiler);

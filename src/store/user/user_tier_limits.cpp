@@ -40,6 +40,22 @@ void UserTier::record_use(const std::string& name, Db& db, const CacheKey& key) 
   if (table != nullptr) table->touch(key, now);
 }
 
+void UserTier::note_use(const DbNames& names, const CacheKey& key) {
+  for (const std::string* name : {&names.exact, &names.arch}) {
+    std::shared_ptr<Db> db;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = dbs_.find(*name);
+      if (it == dbs_.end()) continue;
+      db = it->second;
+    }
+    if (db->find(key)) {
+      record_use(*name, *db, key);
+      return;
+    }
+  }
+}
+
 UseTable* UserTier::use_table(const std::string& name, Db& db, std::uint32_t now, bool force) {
   std::lock_guard lock(db.uses.mutex);
   UseTable* table = db.uses.table.load(std::memory_order_relaxed);
