@@ -23,6 +23,7 @@
 #include "core/config.h"
 #include "fakes/fault_env.h"
 #include "fuzz_support.h"
+#include "inputs/option_rules.h"
 #include "inputs/options.h"
 
 namespace kcache::fuzz {
@@ -170,11 +171,19 @@ void check_parsed(const std::vector<std::string>& tokens, Dialect dialect) {
   }
   const std::vector<std::string>& normal = parsed->tokens;
   // A token can be the value of the option before it, not an option: a
-  // file named "-UX" after -include, say.
+  // file named "-UX" after -include, or a folder named "-DQ" after -L (an
+  // option that takes a separate value, whatever its value names).
+  const auto takes_separate_value = [&](const std::string& option) {
+    return std::any_of(
+        option_rules(dialect).begin(), option_rules(dialect).end(), [&](const OptionRule& rule) {
+          return (rule.name == option || rule.spelled == option) && (rule.forms & kSeparate) != 0;
+        });
+  };
   const auto is_value = [&](std::size_t i) {
     return i > 0 && normal[i - 1].starts_with("-") && !is_macro(normal[i - 1]) &&
-           std::any_of(parsed->paths.begin(), parsed->paths.end(),
-                       [&](const PathOption& p) { return p.path == normal[i]; });
+           (takes_separate_value(normal[i - 1]) ||
+            std::any_of(parsed->paths.begin(), parsed->paths.end(),
+                        [&](const PathOption& p) { return p.path == normal[i]; }));
   };
   auto first_macro = normal.begin();
   while (first_macro != normal.end() &&
