@@ -247,6 +247,16 @@ class UserTier final : public Tier {
   // append lock; records appended since the pass looked are kept).
   Status compact_without(const std::string& name, const std::set<std::uint64_t>& evicted);
 
+  // The open database `name`, opened anew when its files were replaced,
+  // caught up with its hint and its log; nullptr when it has no usable log.
+  std::shared_ptr<Db> current_db(const std::string& name);
+  // The sizes of its log, hint and use table (0 for one that is missing).
+  struct FileSizes {
+    std::uint64_t log = 0, hint = 0, use = 0;
+    [[nodiscard]] std::uint64_t total() const { return log + hint + use; }
+  };
+  FileSizes file_sizes(const std::string& name) const;
+
   // Removes the use tables whose log is gone (moved to quarantine, say).
   void remove_orphan_use_tables();
 

@@ -180,6 +180,30 @@ void UserTier::after_put() {
   }
 }
 
+std::shared_ptr<Db> UserTier::current_db(const std::string& name) {
+  auto db = db_for(name);
+  if (db && *db && replaced(name, **db)) {
+    forget(name);
+    db = db_for(name);
+  }
+  if (!db || *db == nullptr) return nullptr;
+  std::unique_lock lock((*db)->mutex);
+  (*db)->read_hint();
+  (*db)->read_past_hint();
+  return *db;
+}
+
+UserTier::FileSizes UserTier::file_sizes(const std::string& name) const {
+  FileSizes sizes;
+  for (auto [path, size] :
+       {std::pair{log_path(name), &sizes.log}, std::pair{hint_path(name), &sizes.hint},
+        std::pair{use_path(name), &sizes.use}}) {
+    auto info = env_.file_info(path);
+    if (info && info->type == FileType::kRegular) *size = info->size;
+  }
+  return sizes;
+}
+
 Result<Tier::Usage> UserTier::usage() const {
   auto* self = const_cast<UserTier*>(this);  // opening a database is not a change
   if (const std::string* refused = self->refusal()) return Status::unavailable(*refused);
@@ -187,23 +211,11 @@ Result<Tier::Usage> UserTier::usage() const {
   if (!names) return names.status();
   Usage usage;
   for (const std::string& name : *names) {
-    auto db = self->db_for(name);
-    if (db && *db && replaced(name, **db)) {
-      self->forget(name);
-      db = self->db_for(name);
-    }
-    if (!db || *db == nullptr) continue;
-    {
-      std::unique_lock lock((*db)->mutex);
-      (*db)->read_hint();
-      (*db)->read_past_hint();
-    }
+    std::shared_ptr<Db> db = self->current_db(name);
+    if (db == nullptr) continue;
     ++usage.databases;
-    usage.entries += (*db)->size();
-    for (const std::string& path : {log_path(name), hint_path(name), use_path(name)}) {
-      auto info = env_.file_info(path);
-      if (info && info->type == FileType::kRegular) usage.bytes += info->size;
-    }
+    usage.entries += db->size();
+    usage.bytes += file_sizes(name).total();
   }
   return usage;
 }
@@ -249,30 +261,16 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
   std::uint64_t fixed = 0;
   const std::uint32_t now = minute_of(env_.now_unix());
   for (const std::string& name : *names) {
-    auto db = db_for(name);
-    if (db && *db && replaced(name, **db)) {
-      forget(name);
-      db = db_for(name);
-    }
-    if (!db || *db == nullptr) continue;  // no log, or a bad one: verify's
-    {
-      std::unique_lock lock((*db)->mutex);
-      (*db)->read_hint();
-      (*db)->read_past_hint();
-    }
-    DbState state{name, (*db)->records(), 0};
-    std::uint64_t log_bytes = 0;
-    std::uint64_t use_bytes = 0;
-    for (const std::string& path : {log_path(name), hint_path(name), use_path(name)}) {
-      auto info = env_.file_info(path);
-      if (!info || info->type != FileType::kRegular) continue;
-      report.bytes_before += info->size;
-      if (path == log_path(name)) log_bytes = info->size;
-      if (path == use_path(name)) use_bytes = info->size;
-    }
+    std::shared_ptr<Db> db = current_db(name);
+    if (db == nullptr) continue;  // no log, or a bad one: verify's
+    DbState state{name, db->records(), 0};
+    const FileSizes sizes = file_sizes(name);
+    report.bytes_before += sizes.total();
+    const std::uint64_t log_bytes = sizes.log;
+    const std::uint64_t use_bytes = sizes.use;
     // An entry absent from the table was last used before it was made; a
     // database without one counts as used when its log last changed.
-    UseTable* table = (*db)->writable ? use_table(name, **db, now, /*force=*/true) : nullptr;
+    UseTable* table = db->writable ? use_table(name, *db, now, /*force=*/true) : nullptr;
     std::uint32_t baseline = table ? table->made() : now;
     if (table == nullptr) {
       if (auto info = env_.file_info(log_path(name))) baseline = minute_of(info->modified_unix);
@@ -318,11 +316,7 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
     ++report.databases_compacted;
   }
   for (const DbState& state : states) {
-    for (const std::string& path :
-         {log_path(state.name), hint_path(state.name), use_path(state.name)}) {
-      auto info = env_.file_info(path);
-      if (info && info->type == FileType::kRegular) report.bytes_after += info->size;
-    }
+    report.bytes_after += file_sizes(state.name).total();
     if (auto db = db_for(state.name); db && *db) report.entries_after += (*db)->size();
   }
   return first_failure;
