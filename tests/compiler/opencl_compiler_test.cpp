@@ -40,6 +40,17 @@ TEST_F(OpenClCompilerTest, IdentityAndTargetComeFromTheDevice) {
   EXPECT_FALSE(target->arch.empty());
   EXPECT_GT(target->units, 0);
   EXPECT_TRUE(compiler->resolve_target(*target).is_ok());
+  // Its name as a manifest or `--target` writes it, read back: also for a
+  // device whose name has no digit, where "<arch>_<units>" parses as an
+  // arch alone.
+  auto written = Target::parse(target->to_string());
+  ASSERT_TRUE(written.is_ok());
+  auto resolved = compiler->resolve_target(*written);
+  ASSERT_TRUE(resolved.is_ok()) << resolved.status().to_string();
+  EXPECT_EQ(resolved->db_basename(), target->db_basename());
+  auto digitless = Target::parse("pthread-haswell-amd-epyc_2");
+  ASSERT_TRUE(digitless.is_ok());
+  EXPECT_EQ(digitless->arch, "pthread-haswell-amd-epyc_2");  // why the fallback exists
   EXPECT_EQ(compiler->resolve_target(Target{"sm_90", "", 0}).status().code(),
             StatusCode::kInvalidArgument);
 }

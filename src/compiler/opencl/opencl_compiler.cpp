@@ -22,11 +22,11 @@
 #include <fstream>
 #include <mutex>
 
+#include "base/hash.h"
 #include "compiler/compiler_facts.h"
 #include "compiler/loaded_libraries.h"
 #include "compiler/registry.h"
 #include "env/dynamic_library.h"
-#include "format/hash.h"
 #include "inputs/options.h"
 
 namespace kcache {
@@ -238,9 +238,15 @@ class OpenClCompiler final : public Compiler {
 
   Result<Target> resolve_target(const Target& requested) const override {
     if (requested.empty()) return target_;
+    const bool features_fit = requested.features.empty() || requested.features == target_.features;
     if (requested.arch == target_.arch &&
-        (requested.units == 0 || requested.units == target_.units) &&
-        (requested.features.empty() || requested.features == target_.features)) {
+        (requested.units == 0 || requested.units == target_.units) && features_fit) {
+      return target_;
+    }
+    // Its own name read back: for a device whose name holds no digit
+    // ("pthread-haswell-amd-epyc"), "..._2" cannot be told from an arch
+    // ending in "_2" (Target::parse), so it reads as an arch, no units.
+    if (requested.units == 0 && requested.arch == target_.db_basename() && features_fit) {
       return target_;
     }
     return Status::invalid_argument("the OpenCL device is " + target_.db_basename() + " (" +
