@@ -25,9 +25,9 @@
 #include <random>
 #include <thread>
 
+#include "base/hash.h"
 #include "bench_support.h"
 #include "format/entry.h"
-#include "format/hash.h"
 #include "store/user/user_tier.h"
 
 namespace kcache::bench {

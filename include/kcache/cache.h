@@ -23,6 +23,7 @@
 // wait for its result.
 #pragma once
 
+#include <kcache/admin.h>
 #include <kcache/compiler.h>
 #include <kcache/export.h>
 #include <kcache/key.h>
@@ -82,6 +83,16 @@ class KCACHE_EXPORT CachedKernel {
   std::span<const std::uint8_t> binary_;
 };
 
+// What one tier answered in this process (CacheStats::tiers).
+struct KCACHE_EXPORT TierCounts {
+  std::string tier;            // "memory", "system", "user"
+  std::uint64_t hits = 0;      // lookups it answered with an entry
+  std::uint64_t misses = 0;    // lookups it answered without one
+  std::uint64_t failures = 0;  // calls that reached it and failed (I/O, ...)
+  std::uint64_t skipped = 0;   // calls not made: it was set aside after failures
+  std::uint64_t trips = 0;     // times it was set aside
+};
+
 // Counters since the cache was opened.
 struct KCACHE_EXPORT CacheStats {
   std::uint64_t requests = 0;
@@ -108,6 +119,10 @@ struct KCACHE_EXPORT CacheStats {
   std::uint64_t compile_micros_saved = 0;  // what the hits' compiles had cost
   std::uint64_t bytes_served = 0;          // binaries handed out by a tier
   std::uint64_t bytes_stored = 0;          // entries written to the user tier
+  // Each tier's own counts, in lookup order. A tier's hits count every
+  // lookup it answered, waits for another process's compile included;
+  // the *_hits above count requests.
+  std::vector<TierCounts> tiers{};
 };
 
 // What every process that used this cache folder counted since the counts
@@ -120,101 +135,6 @@ struct KCACHE_EXPORT FolderStats {
   std::uint64_t entries = 0;  // in the user tier
   std::uint64_t bytes = 0;    // of its files on disk
   std::uint64_t databases = 0;
-};
-
-// One entry of the user tier, as `kcache list` shows it.
-struct KCACHE_EXPORT EntryInfo {
-  std::string db;
-  CacheKey key;
-  std::string backend;
-  std::string kernels;             // kernel names, comma-separated
-  std::uint64_t bytes = 0;         // binary size
-  std::uint64_t stored_bytes = 0;  // entry size on disk
-  std::int64_t created_unix = 0;
-  std::string target;                // the architecture it was compiled for
-  bool failure = false;              // a remembered compile error, not a binary
-  std::int64_t last_used_unix = 0;   // the minute it was last used; 0: unknown
-  std::uint64_t compile_micros = 0;  // what compiling it took; 0: unknown
-};
-
-// One entry whole, as `kcache show` and `kcache extract` read it.
-struct KCACHE_EXPORT StoredEntry {
-  EntryInfo info{};
-  std::string material{};  // the key material, one field a line
-  std::vector<std::pair<std::string, std::string>> metadata{};
-  std::vector<std::uint8_t> binary{};  // the compiler's log, for a failure
-};
-
-// What `verify` found.
-struct KCACHE_EXPORT VerifyReport {
-  struct Problem {
-    std::string path;     // the file
-    std::string problem;  // what is wrong with it
-    bool repaired = false;
-  };
-  std::uint64_t entries_checked = 0;
-  std::uint64_t entries_ok = 0;
-  std::uint64_t databases_checked = 0;
-  std::vector<Problem> problems;
-};
-
-// Limits for one `prune`, in place of the configured ones where set
-// (KCACHE_MAX_SIZE, KCACHE_MAX_ENTRIES, KCACHE_MAX_AGE); 0: no limit.
-struct KCACHE_EXPORT PruneOptions {
-  std::optional<std::uint64_t> max_size{};
-  std::optional<std::uint64_t> max_entries{};
-  std::optional<std::chrono::seconds> max_age{};
-};
-
-// What `prune` did to the user tier.
-struct KCACHE_EXPORT PruneReport {
-  // False when another process was pruning the cache (nothing was done).
-  bool ran = true;
-  // The limits applied; 0: none.
-  std::uint64_t max_size = 0;
-  std::uint64_t max_entries = 0;
-  std::int64_t max_age_seconds = 0;
-  std::uint64_t bytes_before = 0;  // of the cache's files
-  std::uint64_t entries_before = 0;
-  std::uint64_t bytes_after = 0;
-  std::uint64_t entries_after = 0;
-  std::uint64_t evicted = 0;  // least recently used, for size or count
-  std::uint64_t expired = 0;  // unused for longer than max_age
-  std::uint64_t databases_compacted = 0;
-};
-
-// What `gc` removes: other kcache versions' folders beside this one,
-// the entries of compilers none of whose entries was used for a while (a
-// driver or toolkit since upgraded), and old quarantined files.
-struct KCACHE_EXPORT GcOptions {
-  bool dry_run = true;  // say what would go, remove nothing
-  std::chrono::seconds unused_for{30 * 86400};
-};
-
-struct KCACHE_EXPORT GcReport {
-  struct Item {
-    std::string what;  // "kcache 0.3.0", "command test-cp (id:test-cp)", "quarantine"
-    std::string path;  // the folder or file; the database for a compiler's entries
-    std::uint64_t bytes = 0;
-    std::uint64_t entries = 0;
-    std::int64_t last_used_unix = 0;  // a compiler's newest use
-  };
-  bool removed = false;  // false: a dry run
-  std::vector<Item> version_folders;
-  std::vector<Item> compilers;
-  std::vector<Item> quarantined;
-  // Folders named like versions that were left alone, and why.
-  std::vector<Item> kept;
-  std::uint64_t bytes = 0;  // in all (freed, or that would be)
-};
-
-// What Cache::export_db writes.
-struct KCACHE_EXPORT ExportOptions {
-  // The private key to sign the package with (package.h); empty: unsigned.
-  std::string signing_key{};
-  // Only the entries of these keys (those the database lacks are left
-  // out); every entry when unset.
-  std::optional<std::vector<CacheKey>> keys{};
 };
 
 // How get_or_compile treats one request.

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "format/hash.h"
+#include "base/hash.h"
 
 namespace kcache {
 namespace {

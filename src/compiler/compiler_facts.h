@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "base/field_text.h"
 #include "env/env.h"
-#include "format/field_text.h"
 
 namespace kcache {
 

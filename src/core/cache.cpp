@@ -1,18 +1,22 @@
 // The cache facade and its tier policy.
 //
-// Lookup order, for a request whose key is K and target T:
-//   1. memory  this process's LRU of recent entries;
+// Lookup order, for a request whose key is K and target T: the tiers of
+// the list (core/tier_list.h), in the order they were added:
+//   1. memory  this process's LRU of recent entries (the copy tier);
 //   2. system  read-only packages: <T.arch>_<T.units>.kdb, then <T.arch>.kdb;
-//   3. user    the read-write cache of this user, database <T.arch>_<T.units>;
-//   4. compile once per key in this process (single flight); the binary is
-//      written to the user tier, then kept in memory.
-// A hit in 2 or 3 is kept in memory too (the bytes are shared), unless the
-// caller keeps what it makes of them (GetOptions::keep_in_memory); nothing
-// is ever written to the system tier. Every entry read from disk has passed its checksum; its key
-// material must also equal the request's byte for byte, or it is treated as
-// corrupt. A failing tier is logged once and skipped: a cache problem never
-// fails a request. With the cache disabled, every request compiles and
-// nothing is read or written on disk.
+//   3. user    the read-write cache of this user, database <T.arch>_<T.units>
+//              (the home tier);
+//   4. compile once per key in this process (single flight), under the
+//      key's lock across processes (core/lock_wait.h); the binary is
+//      written to the home tier, then kept in the copy tier.
+// A hit below the copy tier is kept there too (the bytes are shared), unless
+// the caller keeps what it makes of them (GetOptions::keep_in_memory);
+// nothing is ever written to a read-only tier. Every entry read from disk
+// has passed its checksum; its key material must also equal the request's
+// byte for byte, or it is treated as corrupt. A failing tier is logged once
+// and skipped (its breaker sets it aside while it keeps failing): a cache
+// problem never fails a request. With the cache disabled, every request
+// compiles and nothing is read or written on disk.
 #include <kcache/cache.h>
 #include <kcache/version.h>
 
@@ -20,15 +24,18 @@
 #include <chrono>
 #include <mutex>
 #include <set>
-#include <thread>
 
+#include "base/hash.h"
+#include "base/log.h"
 #include "core/cache_internal.h"
+#include "core/compile_step.h"
 #include "core/config.h"
 #include "core/folder_stats.h"
 #include "core/garbage_collection.h"
+#include "core/kernel_of_entry.h"
 #include "core/kernel_recorder.h"
 #include "core/key_builder.h"
-#include "core/log.h"
+#include "core/lock_wait.h"
 #include "core/package_metadata.h"
 #include "core/package_transfer.h"
 #include "core/read_manifest.h"
@@ -36,12 +43,11 @@
 #include "core/single_flight.h"
 #include "core/stats_counters.h"
 #include "core/stats_file.h"
+#include "core/tier_list.h"
 #include "core/user_entries.h"
 #include "env/env.h"
 #include "env/temp_dir.h"
-#include "format/hash.h"
 #include "format/kdb_file.h"
-#include "store/guarded_tier.h"
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
 #include "store/tier.h"
@@ -59,34 +65,6 @@ bool has_field(const Fields& fields, std::string_view name, std::string_view val
   return false;
 }
 
-// Runs the compiler; nothing it throws (a warmup callback, say) escapes.
-Result<CompileOutput> run_compiler(Compiler& compiler, const KernelRequest& request,
-                                   const Target& target) {
-  try {
-    return compiler.compile(request, target);
-  } catch (const std::exception& e) {
-    return Status::internal(std::string("the compiler threw: ") + e.what());
-  } catch (...) {
-    return Status::internal("the compiler threw an unknown exception");
-  }
-}
-
-// From an entry that stays (a memory-tier hit: its storage is shared, its
-// metadata copied) or one that goes (its storage and metadata are moved);
-// the key material, source included, is never copied.
-template <typename E>
-CachedKernel kernel_from(E&& entry, TierKind tier, const Target& target, const std::string& db) {
-  const std::span<const std::uint8_t> payload = entry.payload();  // before a move
-  // Each member is forwarded once: moved from an rvalue, copied otherwise.
-  CachedKernel kernel(std::shared_ptr<const void>(std::forward<E>(entry).storage.data), payload);
-  kernel.tier = tier;
-  kernel.key = entry.key;
-  kernel.target = target;
-  kernel.db = db;
-  kernel.metadata_fields = std::forward<E>(entry).metadata;
-  return kernel;
-}
-
 }  // namespace
 
 class Cache::Impl final : public TierEvents {
@@ -100,31 +78,33 @@ class Cache::Impl final : public TierEvents {
       recorder_ = std::make_unique<KernelRecorder>(config_.record_path, env_, log_);
     }
     if (!config_.enabled) return;
-    if (config_.memory_cache_size > 0) memory_ = make_memory_tier(config_.memory_cache_size);
-    // The tiers on disk are guarded (store/guarded_tier.h): one that keeps
+    // In lookup order (core/tier_list.h). Each is guarded: one that keeps
     // failing is skipped for a while rather than called on every request.
-    const auto guarded = [&](std::unique_ptr<Tier> tier) {
-      auto guard = std::make_unique<GuardedTier>(std::move(tier));
-      guard->on_trip([this] { stats_.add(Stat::kBreakerTrips); });
-      return guard;
-    };
+    const auto trip = [this] { stats_.add(Stat::kBreakerTrips); };
+    if (config_.memory_cache_size > 0) {
+      tiers_.add(TierKind::kMemory, Stat::kMemoryHits, make_memory_tier(config_.memory_cache_size),
+                 TierRole::kCopy, {}, trip);
+    }
     if (!config_.system_db_path.empty()) {
-      system_ = guarded(
-          make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this));
+      tiers_.add(TierKind::kSystem, Stat::kSystemHits,
+                 make_system_tier(config_.system_db_path, config_.trusted_keys, env_, log_, *this),
+                 TierRole::kNone, {.read_only = true}, trip);
     }
     if (!config_.user_dir.empty()) {
       const userlog::Limits limits{config_.max_size, config_.max_entries, config_.max_age.count()};
-      user_ = guarded(make_user_tier({config_.user_dir, config_.sync, config_.shared_cache, limits},
-                                     env_, log_, *this));
+      tiers_.add(TierKind::kUser, Stat::kUserHits,
+                 make_user_tier({config_.user_dir, config_.sync, config_.shared_cache, limits},
+                                env_, log_, *this),
+                 TierRole::kHome, {.copy_before_keeping = true}, trip);
       // Made here when the folder exists, else by the first write or hit.
       if (env_.is_dir(config_.user_dir)) share_stats(/*create=*/true);
     }
     compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
   }
 
-  // The user tier first: it waits for its background eviction pass, which
+  // The home tier first: it waits for its background eviction pass, which
   // reports to this object (on_corrupt) and its members.
-  ~Impl() override { user_.reset(); }
+  ~Impl() override { tiers_.clear(); }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
@@ -206,10 +186,12 @@ class Cache::Impl final : public TierEvents {
       return shared;
     }
     // A leader that finished between our lookup and join left it in memory.
-    if (auto done = lookup(names, key, material_text, target, wants_warm, options.keep_in_memory,
-                           TierKind::kMemory)) {
-      flights_.finish(key, flight, *done);
-      return std::move(*done);
+    if (Tier* copies = tiers_.copy_tier()) {
+      if (auto done = lookup(names, key, material_text, target, wants_warm, options.keep_in_memory,
+                             copies)) {
+        flights_.finish(key, flight, *done);
+        return std::move(*done);
+      }
     }
     // Across processes: hold the key's lock while compiling and storing, or
     // find the entry another process stored while we waited for it.
@@ -237,14 +219,14 @@ class Cache::Impl final : public TierEvents {
     if (!compiled) {
       KeyedFiles ignored;
       if (compiled.status().code() == StatusCode::kCompileError &&
-          !inputs_changed(request, compiler, target, key, keyed, before, ignored)) {
+          !inputs_changed(request, compiler, target, keyed, before, ignored)) {
         remember_failure(names.exact, keyed.material, compiled.status());
       }
       flights_.finish(key, flight, compiled.status());
       return compiled.status();
     }
     KeyedFiles rechecked;
-    if (reads_disk && inputs_changed(request, compiler, target, key, keyed, before, rechecked)) {
+    if (reads_disk && inputs_changed(request, compiler, target, keyed, before, rechecked)) {
       // A header changed while the kernel compiled: the binary may be of
       // either version, so it is not kept under either key.
       stats_.add(Stat::kUncacheable);
@@ -274,9 +256,10 @@ class Cache::Impl final : public TierEvents {
     // Waiting threads get the binary before it reaches the disk; only the
     // caller waits for the user tier write, and other processes for the
     // lock, which is released once the entry is in place.
-    if (memory_ && options.keep_in_memory) memory_->put(names.exact, compiled->entry, {});
+    Tier* copies = tiers_.copy_tier();
+    if (copies != nullptr && options.keep_in_memory) copies->put(names.exact, compiled->entry, {});
     flights_.finish(key, flight, compiled->kernel);
-    if (user_) store_in_user(names.exact, compiled->entry);
+    if (tiers_.home() != nullptr) store_in_home(names.exact, compiled->entry);
     return std::move(compiled->kernel);
   }
 
@@ -286,8 +269,11 @@ class Cache::Impl final : public TierEvents {
       std::lock_guard lock(rejected_mutex_);
       rejected_.insert(kernel.key);
     }
-    if (memory_) (void)memory_->remove(kernel.db, kernel.key);
-    if (user_) (void)user_->remove(kernel.db, kernel.key);
+    // From every tier that can remove it; the read-only ones are passed
+    // over for this key from now on (lookup).
+    for (const TierSlot& slot : tiers_.slots()) {
+      if (!slot.read_only) (void)slot.tier->remove(kernel.db, kernel.key);
+    }
     log_.warn_once("Rejected:" + kernel.key.hex(), "Integrity",
                    "The driver refused the binary of kernel " + kernel.key.hex().substr(0, 16) +
                        " from the " + std::string(tier_name(kernel.tier)) + " tier (" +
@@ -304,7 +290,11 @@ class Cache::Impl final : public TierEvents {
     return std::pair{material->digest(), std::move(*material)};
   }
 
-  CacheStats stats() const { return cache_stats_of(stats_.local_values()); }
+  CacheStats stats() const {
+    CacheStats stats = cache_stats_of(stats_.local_values());
+    stats.tiers = tiers_.counts();
+    return stats;
+  }
 
   Result<FolderStats> folder_stats() const {
     Tier* user = require_user();
@@ -340,7 +330,7 @@ class Cache::Impl final : public TierEvents {
   Result<std::uint64_t> clear() {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    if (memory_) (void)memory_->clear();
+    if (Tier* copies = tiers_.copy_tier()) (void)copies->clear();
     return user->clear();
   }
 
@@ -362,12 +352,13 @@ class Cache::Impl final : public TierEvents {
             {base, std::to_string(removed) + " scratch folders of killed compiles", true});
       }
     }
-    if (user_) {
-      if (Status s = user_->verify(repair, report); !s.is_ok()) return s;
-    }
-    if (system_) {
-      if (Status s = system_->verify(repair, report); !s.is_ok()) return s;
-    }
+    Status failed;
+    tiers_.for_each_on_disk([&](Tier& tier) {
+      if (!failed.is_ok()) return;
+      failed = tier.verify(repair, report);
+      if (failed.code() == StatusCode::kNotSupported) failed = Status::ok();
+    });
+    if (!failed.is_ok()) return failed;
     return report;
   }
 
@@ -397,13 +388,7 @@ class Cache::Impl final : public TierEvents {
   }
 
  private:
-  struct Keyed {
-    CacheKey key;
-    SharedText material;
-    std::string db;
-  };
-
-  Tier* require_user() const { return user_.get(); }
+  Tier* require_user() const { return tiers_.home(); }
 
   // The folder's stats file (core/stats_file.h), shared from now on; made
   // when `create` (the folder exists). Not in a folder another user could
@@ -433,225 +418,108 @@ class Cache::Impl final : public TierEvents {
   // (by `kcache compile`, say) is passed over; the compile that follows
   // replaces it with a warmed binary.
   // `keep_in_memory`: GetOptions'.
-  // `only`: look in that tier alone (the user tier while waiting on another
-  // process that is compiling the key; memory after joining a flight).
+  // `only`: look in that tier alone (the home tier while waiting on another
+  // process that is compiling the key; the copy tier after joining a flight).
   std::optional<CachedKernel> lookup(const DbNames& names, const CacheKey& key,
                                      const KeyText& material, const Target& target, bool wants_warm,
-                                     bool keep_in_memory,
-                                     std::optional<TierKind> only = std::nullopt) {
-    struct Step {
-      Tier* tier;
-      TierKind kind;
-      Stat hits;
-    };
-    const Step steps[] = {{memory_.get(), TierKind::kMemory, Stat::kMemoryHits},
-                          {system_.get(), TierKind::kSystem, Stat::kSystemHits},
-                          {user_.get(), TierKind::kUser, Stat::kUserHits}};
-    for (const Step& step : steps) {
-      if (step.tier == nullptr || (only && step.kind != *only)) continue;
-      if (step.kind == TierKind::kSystem && was_rejected(key)) continue;
-      auto got = step.tier->get(names, key);
+                                     bool keep_in_memory, const Tier* only = nullptr) {
+    Tier* const copies = tiers_.copy_tier();
+    for (const TierSlot& slot : tiers_.slots()) {
+      Tier& tier = *slot.tier;
+      if (only != nullptr && slot.tier.get() != only) continue;
+      if (slot.read_only && was_rejected(key)) continue;
+      auto got = tier.get(names, key);
       if (!got) {
         log_.warn_once("TierRead:" + got.status().message(), "Cache",
-                       "Cannot read the " + std::string(step.tier->name()) +
+                       "Cannot read the " + std::string(tier.name()) +
                            " cache: " + got.status().message() + " (skipping it)");
         continue;
       }
       if (!got->has_value()) continue;
       Entry& entry = **got;
       if (!material.matches(entry.material)) {
-        on_corrupt(step.tier->name(), key.hex(),
+        on_corrupt(tier.name(), key.hex(),
                    Status::corruption("its key material differs from the request's"));
         continue;
       }
       if (!read_manifest_holds(entry.metadata, env_, memo_.digests)) {
-        log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(step.tier->name()) +
+        log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(tier.name()) +
                                 " tier was built from a file that has changed since; rebuilding");
         continue;
       }
       if (wants_warm && has_field(entry.metadata, "warmed", "no")) {
-        log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(step.tier->name()) +
+        log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(tier.name()) +
                                 " tier was stored without a warmup; rebuilding it warmed");
         continue;
       }
-      if (step.kind == TierKind::kUser && !stats_.shared() && !share_tried_.exchange(true)) {
+      if (&tier == tiers_.home() && !stats_.shared() && !share_tried_.exchange(true)) {
         share_stats(/*create=*/true);  // the folder exists now
       }
-      stats_.add(step.hits);
+      stats_.add(slot.hits);
       stats_.add(Stat::kBytesServed, entry.payload_size);
       if (auto micros = compile_micros_of(entry.metadata)) {
         stats_.add(Stat::kCompileMicrosSaved, *micros);
       }
-      if (step.kind != TierKind::kMemory && memory_ && keep_in_memory) {
-        memory_->put(names.exact, entry, {});
+      if (&tier == copies) {
+        // A copy in memory is a use of the entry on disk: it stays warm there.
+        for (const TierSlot& other : tiers_.slots()) {
+          if (other.tier.get() != copies) other.tier->note_use(names, key);
+        }
+      } else if (copies != nullptr && keep_in_memory) {
+        copies->put(names.exact, slot.copy_before_keeping ? owned_copy(entry) : entry, {});
       }
-      // A copy in memory is a use of the entry on disk: it stays warm there.
-      if (step.kind == TierKind::kMemory && user_) user_->note_use(names, key);
-      return kernel_from(std::move(entry), step.kind, target, names.exact);
+      return kernel_from(std::move(entry), slot.kind, target, names.exact);
     }
     return std::nullopt;
   }
 
-  // Takes the key's cross-process lock (into `lock`), polling the user tier
-  // while another process holds it. Returns the entry if another process
-  // stored it meanwhile; nullopt when this process is to compile, with the
-  // lock held or, after KCACHE_LOCK_TIMEOUT or when locking is impossible,
-  // without it.
+  // Takes the key's cross-process lock (into `lock`) in the home tier,
+  // or finds the entry another process stored while we waited for it
+  // (core/lock_wait.h).
   std::optional<CachedKernel> wait_for_other_processes(const DbNames& names, const CacheKey& key,
                                                        const KeyText& material,
                                                        const Target& target, bool wants_warm,
                                                        const GetOptions& options,
                                                        std::unique_ptr<FileLock>& lock) {
-    if (!user_) return std::nullopt;
-    const auto started = std::chrono::steady_clock::now();
-    const auto deadline = started + config_.lock_timeout;
-    auto pause = std::chrono::milliseconds(1);
-    bool waited = false;
-    // A wait for another process's compile is counted when it ends.
-    struct WaitCount {
-      StatsCounters& stats;
-      const bool& waited;
-      std::chrono::steady_clock::time_point started;
-      ~WaitCount() {
-        if (!waited) return;
-        stats.add(Stat::kLockWaits);
-        stats.add(Stat::kLockWaitMicros,
-                  static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                                 std::chrono::steady_clock::now() - started)
-                                                 .count()));
-      }
-    } count{stats_, waited, started};
-    while (true) {
-      auto attempt = user_->try_lock(names.exact, key);
-      if (!attempt) {
-        log_.warn_once("Lock:" + config_.user_dir, "Lock",
-                       "Cannot lock kernels in " + config_.user_dir + ": " +
-                           attempt.status().message() +
-                           "; processes may compile the same kernel at once");
-        return std::nullopt;
-      }
-      if (*attempt) {
-        lock = std::move(*attempt);
-        // The previous holder may have stored it just before unlocking.
-        return lookup(names, key, material, target, wants_warm, options.keep_in_memory,
-                      TierKind::kUser);
-      }
-      waited = true;
-      if (auto stored = lookup(names, key, material, target, wants_warm, options.keep_in_memory,
-                               TierKind::kUser)) {
-        return stored;
-      }
-      if (std::chrono::steady_clock::now() >= deadline) {
-        stats_.add(Stat::kLockTimeouts);
-        log_.warn_once("Lock:timeout", "Lock",
-                       "Waited " + std::to_string(config_.lock_timeout.count() / 1000.0) +
-                           " s for another process compiling kernel " + key.hex().substr(0, 16) +
-                           "; compiling it here (KCACHE_LOCK_TIMEOUT)");
-        return std::nullopt;
-      }
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
-    }
+    Tier* home = tiers_.home();
+    if (home == nullptr) return std::nullopt;
+    const LockWait wait{*home, config_.lock_timeout, config_.user_dir, stats_, log_};
+    return kcache::wait_for_other_processes(
+        wait, names.exact, key,
+        [&] {
+          return lookup(names, key, material, target, wants_warm, options.keep_in_memory, home);
+        },
+        lock);
   }
 
-  // The negative cache. A compile error is stored in the user tier as an
+  // The negative cache. A compile error is stored in the home tier as an
   // entry of its own key, the key of "kcache.failure 1\n" + material: the
   // message in its metadata, the compiler's log as its payload. It is
   // answered for `failure_ttl`, then retried. Only kCompileError is kept:
   // the same compiler fails the same input the same way, while a missing
   // library or a crash may not happen next time.
   std::optional<Status> remembered_failure(const DbNames& names, std::string_view material) {
-    if (!user_ || config_.failure_ttl.count() == 0) return std::nullopt;
+    Tier* home = tiers_.home();
+    if (home == nullptr || config_.failure_ttl.count() == 0) return std::nullopt;
     auto failed =
-        kcache::remembered_failure(*user_, names, material, config_.failure_ttl, env_.now_unix());
+        kcache::remembered_failure(*home, names, material, config_.failure_ttl, env_.now_unix());
     if (failed) stats_.add(Stat::kFailureHits);
     return failed;
   }
 
   void remember_failure(const std::string& db, std::string_view material, const Status& error) {
-    if (!user_ || config_.failure_ttl.count() == 0) return;
-    store_in_user(db, failure_entry(material, error, env_.now_unix()));
+    if (tiers_.home() == nullptr || config_.failure_ttl.count() == 0) return;
+    store_in_home(db, failure_entry(material, error, env_.now_unix()));
   }
 
-  struct Compiled {
-    Entry entry;  // keyed when the request was
-    CachedKernel kernel;
-    // Why the entry must not be stored (a file the compiler read that
-    // kcache cannot check); empty when it may.
-    std::string unstorable;
-    // What the compiler said it read (CompileOutput::files_read), and when
-    // it started (wall_clock_ns).
-    std::vector<std::string> files_read;
-    std::int64_t started_ns = 0;
-  };
-
-  // Runs the compiler and wraps its output as an entry under `keyed` (which
-  // may be null when the request could not be keyed). Stores nothing.
   Result<Compiled> compile(const KernelRequest& request, Compiler& compiler, const Target& target,
                            const Keyed* keyed) {
-    const std::int64_t started_ns = wall_clock_ns();
-    const auto started = std::chrono::steady_clock::now();
-    auto output = run_compiler(compiler, request, target);
-    const auto micros =
-        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                       std::chrono::steady_clock::now() - started)
-                                       .count());
-    stats_.add(Stat::kCompileMicros, micros);
-    if (!output) {
-      stats_.add(Stat::kCompileFailures);
-      return output.status();
-    }
-    stats_.add(Stat::kCompiles);
-    Compiled compiled;
-    Entry& entry = compiled.entry;
-    if (keyed != nullptr) {
-      entry.key = keyed->key;
-      entry.material = keyed->material;
-    }
-    entry.created_unix = env_.now_unix();
-    entry.metadata = std::move(output->metadata);
-    // What a hit on this entry saves (kcache stats).
-    entry.metadata.emplace_back(kCompileMicrosField, std::to_string(micros));
-    compiled.unstorable = output->not_cacheable;
-    compiled.files_read = std::move(output->files_read);
-    compiled.started_ns = started_ns;
-    entry.storage = ByteBuffer::copy_of(output->binary);
-    entry.payload_size = output->binary.size();
-    compiled.kernel = kernel_from(entry, TierKind::kCompiled, target, target.db_basename());
-    compiled.kernel.compile_log = std::move(output->log);
-    return compiled;
+    return compile_entry(request, compiler, target, keyed, env_, stats_);
   }
 
-  // Whether the files the key was derived from changed since (a header
-  // edited while its kernel compiled): the key is derived again, the
-  // headers read anew where their stamps moved.
-  // Whether the key holds files on disk (headers found there).
-  static bool reads_files_on_disk(const Keyed& keyed) {
-    const std::string_view material = keyed.material.view();
-    return material.find("\nheader ") != std::string_view::npos ||
-           material.find("\nheaders.scan ") != std::string_view::npos;
-  }
-
-  // Whether what the key was derived from changed since `before` was taken
-  // (a header edited while its kernel compiled): the key is derived again
-  // (headers whose stamp moved are read anew), and every probe must find
-  // the same stamp. `rechecked` receives what the new derivation read.
   bool inputs_changed(const KernelRequest& request, const Compiler& compiler, const Target& target,
-                      const CacheKey& key, const Keyed& keyed, const KeyedFiles& before,
-                      KeyedFiles& rechecked) {
-    if (!reads_files_on_disk(keyed)) return false;
-    auto again = build_key_text(request, compiler, target, env_, &memo_, &rechecked);
-    if (!again || again->key() != key) return true;
-    if (rechecked.probes.size() != before.probes.size()) return true;
-    for (std::size_t i = 0; i < before.probes.size(); ++i) {
-      const ScanProbe& a = before.probes[i];
-      const ScanProbe& b = rechecked.probes[i];
-      if (a.path != b.path || a.stamp.has_value() != b.stamp.has_value() ||
-          (a.stamp && !(*a.stamp == *b.stamp))) {
-        return true;
-      }
-    }
-    return false;
+                      const Keyed& keyed, const KeyedFiles& before, KeyedFiles& rechecked) {
+    return kcache::inputs_changed(request, compiler, target, keyed, before, rechecked, env_, memo_);
   }
 
   // Compiles without keeping the result anywhere.
@@ -662,9 +530,9 @@ class Cache::Impl final : public TierEvents {
     return std::move(compiled->kernel);
   }
 
-  void store_in_user(const std::string& db, const Entry& entry) {
+  void store_in_home(const std::string& db, const Entry& entry) {
     auto encoded = encode_entry(entry, compression_);
-    Status stored = encoded ? user_->put(db, entry, *encoded) : encoded.status();
+    Status stored = encoded ? tiers_.home()->put(db, entry, *encoded) : encoded.status();
     if (stored.is_ok()) {
       stats_.add(Stat::kBytesStored, encoded->size());
       // The folder exists now: counts from here on are shared.
@@ -685,9 +553,7 @@ class Cache::Impl final : public TierEvents {
   const Logger log_;
   Compression compression_ = Compression::kNone;
   std::unique_ptr<KernelRecorder> recorder_;  // KCACHE_RECORD, when set
-  std::unique_ptr<Tier> memory_;
-  std::unique_ptr<Tier> system_;
-  std::unique_ptr<Tier> user_;
+  TierList tiers_;
   SingleFlight<CacheKey, Result<CachedKernel>> flights_;
   mutable KeyMemo memo_;  // of headers on disk and scans, reused while unchanged
   mutable std::mutex rejected_mutex_;

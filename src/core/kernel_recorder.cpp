@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "format/hash.h"
+#include "base/hash.h"
 
 namespace kcache {
 namespace {

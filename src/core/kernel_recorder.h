@@ -21,7 +21,7 @@
 #include <set>
 #include <string>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "env/env.h"
 
 namespace kcache {

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <set>
 
+#include "base/field_text.h"
+#include "base/hash.h"
 #include "format/entry.h"
-#include "format/field_text.h"
-#include "format/hash.h"
 #include "inputs/include_scanner.h"
 #include "inputs/options.h"
 

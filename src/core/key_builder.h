@@ -6,19 +6,13 @@
 #include <kcache/compiler.h>
 #include <kcache/key.h>
 
+#include "base/key_digest.h"
 #include "env/env.h"
 #include "format/key_schema.h"
 #include "inputs/file_digests.h"
 #include "inputs/scan_memo.h"
 
 namespace kcache {
-
-// The last field of key material: the whole source, written raw
-// (append_raw_field).
-inline constexpr std::string_view kSourceField = "source";
-
-// The key of serialized key material: its XXH3-128.
-CacheKey key_of_material(std::string_view material);
 
 // The key material of `request` for `compiler` and `target`, serialized
 // (KeyMaterial::serialize()) in two parts: what the cache hashes and

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "format/field_text.h"
+#include "base/field_text.h"
 
 namespace kcache {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "base/field_text.h"
 #include "env/env.h"
-#include "format/field_text.h"
 #include "inputs/file_digests.h"
 
 namespace kcache {

@@ -5,8 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/hash.h"
 #include "format/endian.h"
-#include "format/hash.h"
 
 namespace kcache {
 namespace {

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "format/byte_buffer.h"
+#include "base/byte_buffer.h"
 
 namespace kcache {
 

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/hash.h"
 #include "format/endian.h"
-#include "format/hash.h"
 
 namespace kcache {
 namespace {
@@ -158,6 +158,19 @@ std::optional<std::uint64_t> compile_micros_of(const Fields& metadata) {
     return micros;
   }
   return std::nullopt;
+}
+
+Entry owned_copy(const Entry& entry) {
+  Entry out = entry;
+  out.storage = ByteBuffer::copy_of(entry.storage.span());
+  if (entry.material.inside(entry.storage.data)) {
+    const auto* from = reinterpret_cast<const char*>(entry.storage.data.get());
+    const auto* to = reinterpret_cast<const char*>(out.storage.data.get());
+    out.material =
+        SharedText(out.storage.data,
+                   std::string_view(to + (entry.material.data() - from), entry.material.size()));
+  }
+  return out;
 }
 
 }  // namespace kcache

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "format/byte_buffer.h"
+#include "base/byte_buffer.h"
+#include "base/field_text.h"
 #include "format/compression.h"
-#include "format/field_text.h"
 
 namespace kcache {
 
@@ -69,5 +69,11 @@ std::optional<std::uint64_t> compile_micros_of(const Fields& metadata);
 
 Result<Entry> decode_entry(const ByteBuffer& bytes, const CacheKey* expected_key = nullptr,
                            EntryCheck check = EntryCheck::kFull);
+
+// `entry` holding bytes of its own: its storage copied, and its material,
+// when it lived in the storage, pointing into the copy. For keeping an
+// entry that is a view of a file that other processes write (a mapped
+// user-tier log) where no later check will see it (the memory tier).
+Entry owned_copy(const Entry& entry);
 
 }  // namespace kcache

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <tuple>
 
+#include "base/hash.h"
 #include "env/file_mapping.h"
 #include "format/endian.h"
-#include "format/hash.h"
 
 namespace kcache {
 namespace {

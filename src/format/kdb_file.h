@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_buffer.h"
+#include "base/field_text.h"
+#include "base/hash.h"
 #include "env/env.h"
-#include "format/byte_buffer.h"
-#include "format/field_text.h"
-#include "format/hash.h"
 
 namespace kcache {
 

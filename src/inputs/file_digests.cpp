@@ -1,6 +1,6 @@
 #include "inputs/file_digests.h"
 
-#include "format/hash.h"
+#include "base/hash.h"
 
 namespace kcache {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "format/hash.h"
+#include "base/hash.h"
 
 namespace kcache {
 namespace {

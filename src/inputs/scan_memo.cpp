@@ -2,8 +2,8 @@
 
 #include <time.h>
 
+#include "base/hash.h"
 #include "env/change_watch.h"
-#include "format/hash.h"
 
 namespace kcache {
 namespace {

@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "format/hash.h"
+#include "base/hash.h"
 
 namespace kcache {
 namespace {

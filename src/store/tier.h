@@ -8,7 +8,8 @@
 // Optional abilities default to kNotSupported.
 #pragma once
 
-#include <kcache/cache.h>
+#include <kcache/admin.h>
+#include <kcache/compiler.h>
 #include <kcache/key.h>
 #include <kcache/status.h>
 

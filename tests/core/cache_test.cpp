@@ -56,6 +56,42 @@ TEST_F(CacheTest, AMemoryHitKeepsTheEntryOnDiskWarm) {
   EXPECT_EQ((*listed)[0].created_unix, kStart);
 }
 
+// A user-tier hit lends a view of the mapped log, but what the memory
+// tier keeps of it is a copy: an edit of the log in place afterwards
+// reaches neither later memory hits nor a fresh process (which finds the
+// damage and compiles again).
+TEST_F(CacheTest, TheMemoryCopyOfAUserHitIsItsOwn) {
+  env.map_files = true;
+  auto first = open()->get_or_compile(request(), compiler);
+  ASSERT_TRUE(first.is_ok());
+  const std::string binary = bytes_of(*first);
+  auto cache = open();
+  auto user = cache->get_or_compile(request(), compiler);
+  ASSERT_TRUE(user.is_ok());
+  ASSERT_EQ(user->tier, TierKind::kUser);
+  const std::string log = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.ukdb";
+  std::string content;
+  {
+    std::ifstream in(log, std::ios::binary);
+    content.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t at = content.rfind(binary);
+  ASSERT_NE(at, std::string::npos);
+  testing::overwrite(log, at, std::string(1, static_cast<char>(~binary[0])));
+  std::filesystem::last_write_time(log,
+                                   std::filesystem::last_write_time(log) + std::chrono::seconds(2));
+  auto again = cache->get_or_compile(request(), compiler);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again->tier, TierKind::kMemory);
+  EXPECT_EQ(bytes_of(*again), binary);
+  auto fresh = open();
+  auto rebuilt = fresh->get_or_compile(request(), compiler);
+  ASSERT_TRUE(rebuilt.is_ok());
+  EXPECT_EQ(rebuilt->tier, TierKind::kCompiled);
+  EXPECT_EQ(bytes_of(*rebuilt), binary);
+  EXPECT_EQ(fresh->stats().corrupt_entries, 1u);
+}
+
 TEST_F(CacheTest, MissThenMemoryThenUserHit) {
   auto cache = open();
   auto first = cache->get_or_compile(request(), compiler);

@@ -60,6 +60,9 @@ class FaultEnv final : public EnvWrapper {
   std::optional<uid_t> uid;
   // Path prefix -> the file system reported for paths under it.
   std::map<std::string, FileSystemInfo> file_systems;
+  // Whether files are mapped and stamped as on a real system (reads through
+  // a mapping are not faulted); off, every read goes through read_at.
+  bool map_files = false;
   // check_writable answers ok unless a kAccess fault matches (tests name
   // folders such as /home/alice that need not exist); true asks the real
   // file system.
@@ -294,6 +297,16 @@ class FaultEnv final : public EnvWrapper {
     // packages are not faulted either (map is not forwarded: they read).
     Result<std::shared_ptr<FileMapping>> map_writable(std::uint64_t length) override {
       return file_->map_writable(length);
+    }
+    // Reads through a mapping (packages, user-tier logs) only when the
+    // test asks for them (map_files): they are not faulted.
+    Result<std::shared_ptr<const FileMapping>> map(std::uint64_t length) const override {
+      if (!env_.map_files) return File::map(length);
+      return file_->map(length);
+    }
+    Result<FileStamp> stamp() const override {
+      if (!env_.map_files) return File::stamp();
+      return file_->stamp();
     }
 
    private:

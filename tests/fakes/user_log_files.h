@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/hash.h"
 #include "env/env.h"
 #include "format/entry.h"
-#include "format/hash.h"
 #include "store/user/user_log.h"
 
 namespace kcache::testing {

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "format/hash.h"
+#include "base/hash.h"
 
 namespace kcache {
 namespace {

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/hash.h"
 #include "fakes/temp_folder.h"
 #include "fakes/test_signer.h"
 #include "format/endian.h"
 #include "format/entry.h"
-#include "format/hash.h"
 #include "sign/ed25519.h"
 
 namespace kcache {

@@ -20,8 +20,8 @@
 #include <set>
 #include <sstream>
 
-#include "format/field_text.h"
-#include "format/hash.h"
+#include "base/field_text.h"
+#include "base/hash.h"
 #include "fuzz_support.h"
 #include "inputs/include_scanner.h"
 

@@ -18,12 +18,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_buffer.h"
+#include "base/hash.h"
 #include "env/env.h"
 #include "env/temp_dir.h"
-#include "format/byte_buffer.h"
 #include "format/endian.h"
 #include "format/entry.h"
-#include "format/hash.h"
 #include "format/kdb_file.h"
 
 // Aborts with the failed condition and a note when `condition` is false.

@@ -20,7 +20,7 @@
 #include <filesystem>
 #include <set>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "format/entry.h"
 #include "fuzz_support.h"
 #include "store/user/user_log.h"

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "base/hash.h"
+#include "base/log.h"
 #include "core/key_builder.h"
-#include "core/log.h"
 #include "env/temp_dir.h"
 #include "format/compression.h"
 #include "format/entry.h"
-#include "format/hash.h"
 #include "format/kdb_file.h"
 #include "sign/ed25519.h"
 #include "store/user/user_tier.h"

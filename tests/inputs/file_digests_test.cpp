@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "base/hash.h"
 #include "fakes/temp_folder.h"
-#include "format/hash.h"
 
 namespace kcache {
 namespace {

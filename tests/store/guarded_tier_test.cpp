@@ -5,7 +5,7 @@
 #include <functional>
 #include <utility>
 
-#include "format/hash.h"
+#include "base/hash.h"
 
 namespace kcache {
 namespace {

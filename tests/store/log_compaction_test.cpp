@@ -5,9 +5,9 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "base/hash.h"
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
-#include "format/hash.h"
 #include "store/user/user_db.h"
 #include "store/user/user_tier.h"
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "base/hash.h"
 #include "fakes/counting_events.h"
 #include "fakes/temp_folder.h"
-#include "format/hash.h"
 #include "format/kdb_file.h"
 #include "store/system/system_tier.h"
 

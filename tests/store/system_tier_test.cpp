@@ -9,11 +9,11 @@
 #include <fstream>
 #include <functional>
 
+#include "base/hash.h"
 #include "fakes/counting_events.h"
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
 #include "fakes/test_signer.h"
-#include "format/hash.h"
 #include "format/kdb_file.h"
 #include "sign/key_file.h"
 

@@ -8,10 +8,10 @@
 #include <mutex>
 #include <thread>
 
-#include "core/log.h"
+#include "base/hash.h"
+#include "base/log.h"
 #include "fakes/temp_folder.h"
 #include "fakes/user_log_files.h"
-#include "format/hash.h"
 #include "format/kdb_file.h"
 #include "store/guarded_tier.h"
 #include "store/memory/memory_tier.h"

@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
+#include "base/hash.h"
 #include "fakes/temp_folder.h"
 #include "fakes/test_signer.h"
 #include "format/entry.h"
-#include "format/hash.h"
 #include "sign/key_file.h"
 
 namespace kcache {

@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
+#include "base/hash.h"
 #include "fakes/temp_folder.h"
-#include "format/hash.h"
 
 namespace kcache::userlog {
 namespace {

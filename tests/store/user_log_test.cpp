@@ -6,11 +6,11 @@
 
 #include <cstring>
 
+#include "base/hash.h"
 #include "fakes/temp_folder.h"
 #include "fakes/user_log_files.h"
 #include "format/endian.h"
 #include "format/entry.h"
-#include "format/hash.h"
 
 namespace kcache::userlog {
 namespace {

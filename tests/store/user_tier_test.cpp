@@ -13,11 +13,11 @@
 #include <set>
 #include <thread>
 
+#include "base/hash.h"
 #include "fakes/counting_events.h"
 #include "fakes/fault_env.h"
 #include "fakes/temp_folder.h"
 #include "fakes/user_log_files.h"
-#include "format/hash.h"
 
 namespace kcache {
 namespace {
@@ -691,6 +691,87 @@ TEST_F(UserTierTest, NetworkFileSystemWarnsOnce) {
     EXPECT_TRUE(hit(*t, "db", entry_named("f")));
   }
   for (const auto& line : lines) EXPECT_FALSE(line.starts_with("kcache: Warning")) << line;
+}
+
+// A later hit of a record lends a view of the mapped log: the same bytes,
+// at the same address, without reading them again.
+TEST_F(UserTierTest, LaterHitsLendTheMappedRecord) {
+  auto t = tier();
+  Entry e = entry_named("mapped");
+  put(*t, "db", e);
+  auto first = t->get({"db", "db"}, e.key);
+  auto second = t->get({"db", "db"}, e.key);
+  ASSERT_TRUE(first.is_ok() && first->has_value());
+  ASSERT_TRUE(second.is_ok() && second->has_value());
+  EXPECT_TRUE(hit(*t, "db", e));
+  EXPECT_EQ((*first)->payload().data(), (*second)->payload().data());
+  EXPECT_EQ(events.count, 0);
+}
+
+// A record checked once is not trusted after the log changes: an edit in
+// place (in a later clock tick) is caught on the next hit, reported and
+// moved to quarantine like any damage.
+TEST_F(UserTierTest, AnEditInPlaceAfterAHitIsCaughtOnTheNextHit) {
+  auto t = tier();
+  Entry e = entry_named("edited");
+  Entry other = entry_named("other");
+  put(*t, "db", e);
+  put(*t, "db", other);
+  EXPECT_TRUE(hit(*t, "db", e));
+  EXPECT_TRUE(hit(*t, "db", e));  // checked, then lent
+  const auto record = record_of("db", e.key);
+  testing::overwrite(log_file("db"), record.offset + record.size - 1, "!");
+  // As a later tick would stamp it, whatever the clock's granularity.
+  std::filesystem::last_write_time(
+      log_file("db"), std::filesystem::last_write_time(log_file("db")) + std::chrono::seconds(2));
+  auto got = t->get({"db", "db"}, e.key);
+  ASSERT_TRUE(got.is_ok());
+  EXPECT_FALSE(got->has_value());
+  EXPECT_EQ(events.count, 1);
+  EXPECT_EQ(quarantined(), 1);
+  EXPECT_TRUE(hit(*t, "db", other));
+}
+
+// A log cut short beneath a mapping that lent a record is not read
+// through the mapping again: the record cut off is a miss, and whatever
+// a reader still holds is not touched here.
+TEST_F(UserTierTest, ALogTruncatedBeneathItsMappingIsAMiss) {
+  auto t = tier();
+  Entry e = entry_named("kept");
+  Entry cut = entry_named("cut");
+  put(*t, "db", e);
+  put(*t, "db", cut);
+  auto held = t->get({"db", "db"}, cut.key);
+  ASSERT_TRUE(held.is_ok() && held->has_value());
+  const auto record = record_of("db", cut.key);
+  std::filesystem::resize_file(log_file("db"), record.offset);
+  auto got = t->get({"db", "db"}, cut.key);
+  ASSERT_TRUE(got.is_ok());
+  EXPECT_FALSE(got->has_value());
+  EXPECT_TRUE(hit(*t, "db", e));
+  put(*t, "db", cut);  // compiled and stored again
+  EXPECT_TRUE(hit(*t, "db", cut));
+  EXPECT_TRUE(hit(*tier(), "db", cut));
+}
+
+// What another process appends after this one mapped the log is served
+// too (the log is mapped again, as far as it now reaches).
+TEST_F(UserTierTest, AnAppendAfterTheMappingIsServed) {
+  auto reader = tier();
+  auto writer = tier();
+  Entry e = entry_named("before");
+  Entry later = entry_named("after");
+  put(*writer, "db", e);
+  EXPECT_TRUE(hit(*reader, "db", e));
+  for (int i = 0; i < 20; ++i) {
+    Entry more = entry_named("after" + std::to_string(i));
+    put(*writer, "db", more);
+    EXPECT_TRUE(hit(*reader, "db", more)) << i;
+    EXPECT_TRUE(hit(*reader, "db", e)) << i;
+  }
+  put(*writer, "db", later);
+  EXPECT_TRUE(hit(*reader, "db", later));
+  EXPECT_EQ(events.count, 0);
 }
 
 }  // namespace

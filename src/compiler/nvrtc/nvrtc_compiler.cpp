@@ -21,10 +21,10 @@
 #include <mutex>
 #include <optional>
 
+#include "base/hash.h"
 #include "compiler/compiler_facts.h"
 #include "compiler/registry.h"
 #include "env/dynamic_library.h"
-#include "format/hash.h"
 #include "inputs/options.h"
 
 namespace kcache {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "env/env.h"
 #include "store/tier.h"
 

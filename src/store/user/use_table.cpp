@@ -4,8 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "base/hash.h"
 #include "format/endian.h"
-#include "format/hash.h"
 
 namespace kcache::userlog {
 namespace {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "env/env.h"
+#include "store/user/mapped_log.h"
 #include "store/user/use_table.h"
 #include "store/user/user_log.h"
 
@@ -50,6 +51,9 @@ struct Db {
   // Whether a record that failed its checks had the whole log read to see
   // whether the hint misplaced it (done once per open database).
   bool checked_against_log = false;
+
+  // Hits served from a mapping of the log (store/user/mapped_log.h).
+  MappedLog mapped;
 
   // Its use table (store/user/use_table.h), opened on the first hit. A
   // retired table is replaced by the current one; every table opened is

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <string>
 
+#include "base/hash.h"
 #include "env/random.h"
 #include "format/endian.h"
 #include "format/entry.h"
-#include "format/hash.h"
 
 namespace kcache::userlog {
 namespace {

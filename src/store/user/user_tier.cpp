@@ -4,8 +4,8 @@
 #include <cstring>
 #include <shared_mutex>
 
+#include "base/hash.h"
 #include "format/entry.h"
-#include "format/hash.h"
 #include "store/user/log_compaction.h"
 
 namespace kcache::userlog {
@@ -156,6 +156,9 @@ Result<Entry> UserTier::read_entry(const Db& db, const HintRecord& record, ByteB
 
 Result<std::optional<Entry>> UserTier::read_checked(const std::string& name, Db& db,
                                                     const HintRecord& record) {
+  // A view of the mapped log when it passes every check; else read again,
+  // and what is wrong said below.
+  if (auto mapped = db.mapped.read(*db.log, record)) return mapped;
   ByteBuffer bytes;
   auto entry = read_entry(db, record, bytes);
   if (entry) return std::optional<Entry>(std::move(*entry));

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "env/env.h"
 #include "store/tier.h"
 #include "store/user/eviction.h"

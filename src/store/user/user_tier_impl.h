@@ -18,9 +18,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/log.h"
+#include "base/byte_buffer.h"
+#include "base/log.h"
 #include "env/env.h"
-#include "format/byte_buffer.h"
 #include "store/tier.h"
 #include "store/user/eviction.h"
 #include "store/user/quarantine.h"

@@ -1,6 +1,6 @@
 #include "store/user/user_tier_impl.h"
 
-#include "format/byte_buffer.h"
+#include "base/byte_buffer.h"
 #include "store/user/log_compaction.h"
 
 namespace kcache::userlog {

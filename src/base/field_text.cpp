@@ -1,4 +1,4 @@
-#include "format/field_text.h"
+#include "base/field_text.h"
 
 #include <algorithm>
 #include <charconv>

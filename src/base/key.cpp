@@ -7,9 +7,9 @@
 #include <optional>
 #include <utility>
 
-#include "core/key_builder.h"
-#include "format/field_text.h"
-#include "format/hash.h"
+#include "base/field_text.h"
+#include "base/hash.h"
+#include "base/key_digest.h"
 
 namespace kcache {
 namespace {

@@ -1,4 +1,4 @@
-#include "format/hash.h"
+#include "base/hash.h"
 
 // OpenSSL's SHA256_* functions (deprecated in 3.0, kept in every 3.x):
 // the EVP route loads OpenSSL's configuration and providers on first use,

@@ -1,0 +1,114 @@
+// kcache: what the cache's upkeep takes and reports: listing and reading
+// entries, verify, prune, gc and export (the methods of Cache that
+// `kcache list/show/verify/prune/gc/export` call). The tiers speak these
+// types too, so they live apart from the facade (cache.h).
+#pragma once
+
+#include <kcache/export.h>
+#include <kcache/key.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kcache {
+
+// One entry of the user tier, as `kcache list` shows it.
+struct KCACHE_EXPORT EntryInfo {
+  std::string db;
+  CacheKey key;
+  std::string backend;
+  std::string kernels;             // kernel names, comma-separated
+  std::uint64_t bytes = 0;         // binary size
+  std::uint64_t stored_bytes = 0;  // entry size on disk
+  std::int64_t created_unix = 0;
+  std::string target;                // the architecture it was compiled for
+  bool failure = false;              // a remembered compile error, not a binary
+  std::int64_t last_used_unix = 0;   // the minute it was last used; 0: unknown
+  std::uint64_t compile_micros = 0;  // what compiling it took; 0: unknown
+};
+
+// One entry whole, as `kcache show` and `kcache extract` read it.
+struct KCACHE_EXPORT StoredEntry {
+  EntryInfo info{};
+  std::string material{};  // the key material, one field a line
+  std::vector<std::pair<std::string, std::string>> metadata{};
+  std::vector<std::uint8_t> binary{};  // the compiler's log, for a failure
+};
+
+// What `verify` found.
+struct KCACHE_EXPORT VerifyReport {
+  struct Problem {
+    std::string path;     // the file
+    std::string problem;  // what is wrong with it
+    bool repaired = false;
+  };
+  std::uint64_t entries_checked = 0;
+  std::uint64_t entries_ok = 0;
+  std::uint64_t databases_checked = 0;
+  std::vector<Problem> problems;
+};
+
+// Limits for one `prune`, in place of the configured ones where set
+// (KCACHE_MAX_SIZE, KCACHE_MAX_ENTRIES, KCACHE_MAX_AGE); 0: no limit.
+struct KCACHE_EXPORT PruneOptions {
+  std::optional<std::uint64_t> max_size{};
+  std::optional<std::uint64_t> max_entries{};
+  std::optional<std::chrono::seconds> max_age{};
+};
+
+// What `prune` did to the user tier.
+struct KCACHE_EXPORT PruneReport {
+  // False when another process was pruning the cache (nothing was done).
+  bool ran = true;
+  // The limits applied; 0: none.
+  std::uint64_t max_size = 0;
+  std::uint64_t max_entries = 0;
+  std::int64_t max_age_seconds = 0;
+  std::uint64_t bytes_before = 0;  // of the cache's files
+  std::uint64_t entries_before = 0;
+  std::uint64_t bytes_after = 0;
+  std::uint64_t entries_after = 0;
+  std::uint64_t evicted = 0;  // least recently used, for size or count
+  std::uint64_t expired = 0;  // unused for longer than max_age
+  std::uint64_t databases_compacted = 0;
+};
+
+// What `gc` removes: other kcache versions' folders beside this one,
+// the entries of compilers none of whose entries was used for a while (a
+// driver or toolkit since upgraded), and old quarantined files.
+struct KCACHE_EXPORT GcOptions {
+  bool dry_run = true;  // say what would go, remove nothing
+  std::chrono::seconds unused_for{30 * 86400};
+};
+
+struct KCACHE_EXPORT GcReport {
+  struct Item {
+    std::string what;  // "kcache 0.3.0", "command test-cp (id:test-cp)", "quarantine"
+    std::string path;  // the folder or file; the database for a compiler's entries
+    std::uint64_t bytes = 0;
+    std::uint64_t entries = 0;
+    std::int64_t last_used_unix = 0;  // a compiler's newest use
+  };
+  bool removed = false;  // false: a dry run
+  std::vector<Item> version_folders;
+  std::vector<Item> compilers;
+  std::vector<Item> quarantined;
+  // Folders named like versions that were left alone, and why.
+  std::vector<Item> kept;
+  std::uint64_t bytes = 0;  // in all (freed, or that would be)
+};
+
+// What Cache::export_db writes.
+struct KCACHE_EXPORT ExportOptions {
+  // The private key to sign the package with (package.h); empty: unsigned.
+  std::string signing_key{};
+  // Only the entries of these keys (those the database lacks are left
+  // out); every entry when unset.
+  std::optional<std::vector<CacheKey>> keys{};
+};
+
+}  // namespace kcache

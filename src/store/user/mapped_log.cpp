@@ -1,0 +1,51 @@
+#include "store/user/mapped_log.h"
+
+namespace kcache::userlog {
+
+std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) {
+  // Before any byte is read: a write from here on moves the stamp.
+  auto now = log.stamp();
+  if (!now) return std::nullopt;
+  std::shared_ptr<const FileMapping> mapping;
+  bool checked = false;
+  std::uint64_t epoch = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (!stamp_ || !(*stamp_ == *now)) {
+      checked_.clear();
+      ++epoch_;
+      stamp_ = *now;
+      // Truncated below the mapping: its lost pages are not read again.
+      if (mapping_ != nullptr && mapping_->bytes().size() > now->size) mapping_.reset();
+    }
+    if (record.offset + record.size > now->size) return std::nullopt;
+    if (mapping_ == nullptr || record.offset + record.size > mapping_->bytes().size()) {
+      if (unmappable_at_ == now->size) return std::nullopt;
+      auto mapped = log.map(now->size);
+      if (!mapped) {
+        unmappable_at_ = now->size;
+        return std::nullopt;
+      }
+      mapping_ = std::move(*mapped);
+      unmappable_at_.reset();
+    }
+    mapping = mapping_;
+    checked = checked_.contains(record.offset);
+    epoch = epoch_;
+  }
+  ByteBuffer view;
+  auto* first = const_cast<std::uint8_t*>(mapping->bytes().data() + record.offset);
+  view.data = std::shared_ptr<std::uint8_t[]>(mapping, first);  // shares the mapping's life
+  view.size = record.size;
+  auto entry =
+      decode_entry(view, &record.key, checked ? EntryCheck::kChecksumPassed : EntryCheck::kFull);
+  // A page lost to a truncation read as zeros: not served from here.
+  if (!entry || mapping->damaged()) return std::nullopt;
+  if (!checked) {
+    std::lock_guard lock(mutex_);
+    if (epoch_ == epoch) checked_.insert(record.offset);
+  }
+  return std::move(*entry);
+}
+
+}  // namespace kcache::userlog
