@@ -12,6 +12,8 @@
 #include <span>
 #include <string>
 
+#include "base/byte_buffer.h"
+
 namespace kcache {
 
 class FileMapping {
@@ -48,5 +50,16 @@ class FileMapping {
   int slot_;  // in sigbus_guard's table
   bool writable_;
 };
+
+// Bytes [offset, offset + size) of `mapping`, which the caller has checked
+// lie within it, lent as a buffer that keeps the mapping alive.
+inline ByteBuffer view_of(const std::shared_ptr<const FileMapping>& mapping, std::uint64_t offset,
+                          std::size_t size) {
+  auto* first = const_cast<std::uint8_t*>(mapping->bytes().data() + offset);
+  ByteBuffer view;
+  view.data = std::shared_ptr<std::uint8_t[]>(mapping, first);  // shares the mapping's life
+  view.size = size;
+  return view;
+}
 
 }  // namespace kcache

@@ -141,11 +141,7 @@ Status KdbReader::map() {
 Result<ByteBuffer> KdbReader::view(const KdbSlot& slot) const {
   if (mapping_ == nullptr) return read(slot);
   // The slot lies within [64, index): open checked it.
-  auto* first = const_cast<std::uint8_t*>(mapping_->bytes().data() + slot.offset);
-  ByteBuffer view;
-  view.data = std::shared_ptr<std::uint8_t[]>(mapping_, first);  // shares the mapping's life
-  view.size = slot.size;
-  return view;
+  return view_of(mapping_, slot.offset, slot.size);
 }
 
 Result<bool> KdbReader::unchanged() const {

@@ -33,10 +33,7 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) 
     checked = checked_.contains(record.offset);
     epoch = epoch_;
   }
-  ByteBuffer view;
-  auto* first = const_cast<std::uint8_t*>(mapping->bytes().data() + record.offset);
-  view.data = std::shared_ptr<std::uint8_t[]>(mapping, first);  // shares the mapping's life
-  view.size = record.size;
+  const ByteBuffer view = view_of(mapping, record.offset, record.size);
   auto entry =
       decode_entry(view, &record.key, checked ? EntryCheck::kChecksumPassed : EntryCheck::kFull);
   // A page lost to a truncation read as zeros: not served from here.
