@@ -21,10 +21,10 @@ FLOORS = [
     ["inputs", "sign"],     # what a compile reads; package signatures
     ["compiler", "store"],  # the compilers; the tiers
     ["core"],               # the facade: policy, config, stats, packages
-    ["cuda", "c_api"],      # layers over the facade
+    ["cuda", "c_api", "layers"],  # over the facade; layers: drop-in libraries
 ]
 FACADE = "kcache/cache.h"
-FACADE_USERS = {"core", "cuda", "c_api"}
+FACADE_USERS = {"core", "cuda", "c_api", "layers"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
 

@@ -16,6 +16,8 @@ packages=(
   clang-14 libclang-rt-14-dev
   # OpenCL: headers for the build, the ICD loader and PoCL (a CPU platform) to run
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
+  # a real OpenCL program for the OpenCL layer's tests: CLBlast's own test programs
+  clblast-tests
   # HIP: hipRTC (libamdhip64, ROCm 5.2) and comgr, to run the hip tests (not to build)
   libamdhip64-5
 )

@@ -40,6 +40,7 @@ Runner add_extract_command(CLI::App& app);
 
 Runner add_explain_command(CLI::App& app);
 Runner add_gc_command(CLI::App& app);
+Runner add_run_command(CLI::App& app);
 
 // The cache as the settings say (Cache::open); nullptr after saying why.
 std::unique_ptr<Cache> open_cache();

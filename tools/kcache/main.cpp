@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
                    add_verify_command, add_export_command, add_pack_command, add_install_command,
                    add_import_command, add_merge_command, add_keygen_command, add_sign_command,
                    add_prune_command, add_stats_command, add_show_command, add_extract_command,
-                   add_explain_command, add_gc_command}) {
+                   add_explain_command, add_gc_command, add_run_command}) {
     std::size_t before = app.get_subcommands({}).size();
     Runner runner = add(app);
     runners[app.get_subcommands({})[before]] = std::move(runner);

@@ -1,0 +1,513 @@
+// libkcache_opencl_layer.so: program builds from source served through
+// kcache for programs that never call it, loaded with LD_PRELOAD (`kcache
+// run` puts it there). docs/design.md §10 says how: the application keeps
+// the real source program it made; a build of it is served as a "shadow"
+// program made from the cached binaries, to which every query of the built
+// program goes. Whatever kcache cannot serve is the real call, untouched.
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <dlfcn.h>
+#include <kcache/cache.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace {
+
+// The loader's own entry points, the next definitions after this library's.
+struct RealOpenCl {
+  decltype(&::clBuildProgram) BuildProgram;
+  decltype(&::clCreateProgramWithBinary) CreateProgramWithBinary;
+  decltype(&::clGetProgramInfo) GetProgramInfo;
+  decltype(&::clGetProgramBuildInfo) GetProgramBuildInfo;
+  decltype(&::clReleaseProgram) ReleaseProgram;
+  decltype(&::clRetainProgram) RetainProgram;
+  decltype(&::clCreateKernel) CreateKernel;
+  decltype(&::clCreateKernelsInProgram) CreateKernelsInProgram;
+  decltype(&::clCloneKernel) CloneKernel;
+  decltype(&::clReleaseKernel) ReleaseKernel;
+  decltype(&::clGetKernelInfo) GetKernelInfo;
+};
+
+template <class F>
+void bind(F& function, const char* name) {
+  function = reinterpret_cast<F>(::dlsym(RTLD_NEXT, name));
+  if (function != nullptr) return;
+  // Not preloaded but loaded after the ICD loader: ask it by name.
+  if (void* loader = ::dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+    function = reinterpret_cast<F>(::dlsym(loader, name));
+  }
+}
+
+const RealOpenCl& real() {
+  static const RealOpenCl functions = [] {
+    RealOpenCl r{};
+    bind(r.BuildProgram, "clBuildProgram");
+    bind(r.CreateProgramWithBinary, "clCreateProgramWithBinary");
+    bind(r.GetProgramInfo, "clGetProgramInfo");
+    bind(r.GetProgramBuildInfo, "clGetProgramBuildInfo");
+    bind(r.ReleaseProgram, "clReleaseProgram");
+    bind(r.RetainProgram, "clRetainProgram");
+    bind(r.CreateKernel, "clCreateKernel");
+    bind(r.CreateKernelsInProgram, "clCreateKernelsInProgram");
+    bind(r.CloneKernel, "clCloneKernel");
+    bind(r.ReleaseKernel, "clReleaseKernel");
+    bind(r.GetKernelInfo, "clGetKernelInfo");
+    return r;
+  }();
+  return functions;
+}
+
+// Every function the layer serves with; without one, nothing is served.
+bool complete(const RealOpenCl& r) {
+  return r.BuildProgram && r.CreateProgramWithBinary && r.GetProgramInfo && r.GetProgramBuildInfo &&
+         r.ReleaseProgram && r.RetainProgram && r.CreateKernel && r.CreateKernelsInProgram &&
+         r.ReleaseKernel && r.GetKernelInfo;
+}
+
+// The "opencl" backend, its compile's log kept with the binary so that a
+// hit answers CL_PROGRAM_BUILD_LOG as the build did. Identity and inputs
+// are the backend's: the key is the backend's key.
+class LoggedCompiler final : public kcache::Compiler {
+ public:
+  explicit LoggedCompiler(std::unique_ptr<kcache::Compiler> inner) : inner_(std::move(inner)) {}
+  const kcache::CompilerIdentity& identity() const override { return inner_->identity(); }
+  const kcache::CompilerInputs& inputs() const override { return inner_->inputs(); }
+  kcache::Result<kcache::Target> resolve_target(const kcache::Target& requested) const override {
+    return inner_->resolve_target(requested);
+  }
+  kcache::Result<kcache::CompileOutput> compile(const kcache::KernelRequest& request,
+                                                const kcache::Target& target) override {
+    auto output = inner_->compile(request, target);
+    if (output && !output->log.empty()) output->metadata.emplace_back("build_log", output->log);
+    return output;
+  }
+
+ private:
+  std::unique_ptr<kcache::Compiler> inner_;
+};
+
+// A program built from cached binaries, shared by every source program of
+// one context, binaries and options that is alive at the same time: PoCL
+// 3.1 with its cache off (POCL_KERNEL_CACHE=0) gives all programs made
+// from one binary one folder and removes it when any of them is released,
+// so two alive at once abort the process at a kernel launch. Its build
+// state never changes, so sharing it is invisible. For the same reason
+// built programs are made and released with Layer::mutex held: one is
+// never released while the next of its binary is being made.
+struct Built {
+  cl_program program = nullptr;
+  std::vector<cl_device_id> devices;  // in the source program's order
+  std::vector<std::string> logs;      // the build log of each
+  int users = 0;                      // shadows that use it
+};
+
+// A source program's build, served by a built program.
+struct Shadow {
+  std::string built;  // its key in Layer::built
+  int kernels = 0;    // kernels made through it that are alive
+};
+
+// The layer's state: never destroyed, because programs are released from
+// static destructors at exit (CLBlast's caches are).
+struct Layer {
+  std::unique_ptr<kcache::Cache> cache;
+  std::mutex mutex;                                   // guards the maps below
+  std::unordered_map<std::string, Built> built;       // context, binaries, options -> built
+  std::unordered_map<cl_program, Shadow> shadows;     // source program -> shadow
+  std::unordered_map<cl_kernel, cl_program> kernels;  // kernel of a shadow -> source
+  // The built program that serves `program`; nullptr when none does.
+  // Called with `mutex` held.
+  const Built* serving(cl_program program) const {
+    auto it = shadows.find(program);
+    if (it == shadows.end()) return nullptr;
+    auto b = built.find(it->second.built);
+    return b == built.end() ? nullptr : &b->second;
+  }
+  // One user of the built program `key` less; released after the last.
+  // Called with `mutex` held.
+  void unuse(const std::string& key);
+};
+
+void Layer::unuse(const std::string& key) {
+  auto it = built.find(key);
+  if (it == built.end() || --it->second.users > 0) return;
+  real().ReleaseProgram(it->second.program);
+  built.erase(it);
+}
+
+bool env_set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
+}
+
+// The layer, or nullptr when it serves nothing (KCACHE_LAYER_DISABLE=1, the
+// cache off or not opened, no ICD loader), in which case every call is the
+// real one.
+Layer* layer() {
+  static Layer* const active = []() -> Layer* {
+    if (env_set("KCACHE_LAYER_DISABLE") || !complete(real())) return nullptr;
+    // Quiet unless asked (KCACHE_LOG_LEVEL): under a program that never
+    // heard of kcache, its warnings (a missing package) would be noise on
+    // that program's stderr. Errors are still said.
+    kcache::CacheOptions options;
+    if (std::getenv("KCACHE_LOG_LEVEL") == nullptr) options.log_level = kcache::LogLevel::kError;
+    auto cache = kcache::Cache::open(options);
+    if (!cache) {
+      std::fprintf(stderr,
+                   "kcache: warning [layer] the OpenCL layer is off: the cache cannot be "
+                   "opened (%s)\n",
+                   cache.status().message().c_str());
+      return nullptr;
+    }
+    const kcache::ResolvedConfig& config = (*cache)->config();
+    if (!config.enabled) return nullptr;
+    if (config.log_level >= kcache::LogLevel::kInfo) {
+      std::fprintf(stderr,
+                   "kcache: info [layer] OpenCL layer active: program builds from source are "
+                   "served from %s (KCACHE_LAYER_DISABLE=1 turns it off)\n",
+                   config.user_dir.c_str());
+    }
+    auto* made = new Layer;  // never deleted: see Layer
+    made->cache = std::move(*cache);
+    return made;
+  }();
+  return active;
+}
+
+template <class T>
+std::optional<std::vector<T>> program_array(cl_program program, cl_program_info what) {
+  std::size_t size = 0;
+  if (real().GetProgramInfo(program, what, 0, nullptr, &size) != CL_SUCCESS) return std::nullopt;
+  std::vector<T> values(size / sizeof(T));
+  if (size != 0 &&
+      real().GetProgramInfo(program, what, size, values.data(), nullptr) != CL_SUCCESS) {
+    return std::nullopt;
+  }
+  return values;
+}
+
+template <class T>
+std::optional<T> program_value(cl_program program, cl_program_info what) {
+  T value{};
+  if (real().GetProgramInfo(program, what, sizeof value, &value, nullptr) != CL_SUCCESS) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// A text answer, as OpenCL gives one: with its terminating NUL.
+cl_int answer_text(const std::string& text, std::size_t size, void* value, std::size_t* size_ret) {
+  const std::size_t needed = text.size() + 1;
+  if (value != nullptr) {
+    if (size < needed) return CL_INVALID_VALUE;
+    std::memcpy(value, text.c_str(), needed);
+  }
+  if (size_ret != nullptr) *size_ret = needed;
+  return CL_SUCCESS;
+}
+
+// The binaries of `source` for each device of `devices` in `context`, from
+// the cache or compiled by the opencl backend there; nullopt at the first
+// that kcache cannot give (the caller then builds for real).
+struct Served {
+  std::vector<kcache::CachedKernel> kernels;
+  std::vector<std::string> logs;
+};
+
+std::optional<Served> binaries(Layer& l, cl_context context,
+                               const std::vector<cl_device_id>& devices, const std::string& source,
+                               const char* options) {
+  Served served;
+  for (cl_device_id device : devices) {
+    kcache::CompilerConfig config;
+    config.backend = "opencl";
+    config.opencl_context = context;
+    config.opencl_device_id = device;
+    auto backend = kcache::make_compiler(config);
+    if (!backend) return std::nullopt;
+    LoggedCompiler compiler(std::move(*backend));
+    kcache::KernelRequest request;
+    request.source = source;
+    request.options = options != nullptr ? options : "";
+    auto kernel = l.cache->get_or_compile(request, compiler);
+    if (!kernel) return std::nullopt;
+    served.logs.push_back(kernel->tier == kcache::TierKind::kCompiled
+                              ? kernel->compile_log
+                              : kernel->metadata("build_log").value_or(""));
+    served.kernels.push_back(std::move(*kernel));
+  }
+  return served;
+}
+
+// Makes the built program `key`, when there is one, serve `program` (in
+// place of the one that served it before); false when there is none.
+// Called with `l.mutex` held.
+bool use_built(Layer& l, cl_program program, const std::string& key) {
+  auto it = l.built.find(key);
+  if (it == l.built.end()) return false;
+  ++it->second.users;
+  Shadow& shadow = l.shadows[program];
+  if (!shadow.built.empty()) l.unuse(shadow.built);
+  shadow.built = key;
+  return true;
+}
+
+// clBuildProgram of `program`, served: CL_SUCCESS, or CL_INVALID_OPERATION
+// for a program whose served build has kernels; nullopt for a build the
+// real call must do.
+std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devices,
+                                  const cl_device_id* device_list, const char* options) {
+  const RealOpenCl& r = real();
+  // Only a program made from source and never built for real.
+  auto text = program_array<char>(program, CL_PROGRAM_SOURCE);
+  if (!text || text->size() <= 1) return std::nullopt;
+  const std::string source(text->data(), std::strlen(text->data()));
+  auto context = program_value<cl_context>(program, CL_PROGRAM_CONTEXT);
+  auto devices = program_array<cl_device_id>(program, CL_PROGRAM_DEVICES);
+  if (!context || !devices || devices->empty()) return std::nullopt;
+  for (cl_device_id device : *devices) {
+    cl_build_status status = CL_BUILD_NONE;
+    if (r.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_STATUS, sizeof status, &status,
+                              nullptr) != CL_SUCCESS ||
+        status != CL_BUILD_NONE) {
+      return std::nullopt;
+    }
+  }
+  // For all of the program's devices (a subset is built for real).
+  if (device_list != nullptr) {
+    if (num_devices != devices->size()) return std::nullopt;
+    std::vector<cl_device_id> asked(device_list, device_list + num_devices);
+    std::vector<cl_device_id> own = *devices;
+    std::sort(asked.begin(), asked.end());
+    std::sort(own.begin(), own.end());
+    if (asked != own) return std::nullopt;
+  } else if (num_devices != 0) {
+    return std::nullopt;  // CL_INVALID_VALUE, the platform's to say
+  }
+  {
+    // Built before through the layer: again only without kernels, as
+    // OpenCL says.
+    std::lock_guard lock(l.mutex);
+    if (auto it = l.shadows.find(program); it != l.shadows.end() && it->second.kernels > 0) {
+      return CL_INVALID_OPERATION;
+    }
+  }
+
+  auto served = binaries(l, *context, *devices, source, options);
+  if (!served) return std::nullopt;
+  std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(*context));
+  for (std::size_t i = 0; i < served->kernels.size(); ++i) {
+    key += "|" + std::to_string(reinterpret_cast<std::uintptr_t>((*devices)[i])) + ":" +
+           served->kernels[i].key.hex();
+  }
+  key += "|" + std::string(options != nullptr ? options : "");
+  std::lock_guard lock(l.mutex);
+  if (!use_built(l, program, key)) {
+    std::vector<std::size_t> lengths;
+    std::vector<const unsigned char*> pointers;
+    for (const auto& kernel : served->kernels) {
+      lengths.push_back(kernel.binary().size());
+      pointers.push_back(kernel.binary().data());
+    }
+    cl_int err = CL_SUCCESS;
+    const auto count = static_cast<cl_uint>(devices->size());
+    cl_program made = r.CreateProgramWithBinary(*context, count, devices->data(), lengths.data(),
+                                                pointers.data(), nullptr, &err);
+    if (err != CL_SUCCESS || made == nullptr) return std::nullopt;
+    if (r.BuildProgram(made, count, devices->data(), options, nullptr, nullptr) != CL_SUCCESS) {
+      r.ReleaseProgram(made);
+      return std::nullopt;
+    }
+    l.built.emplace(key, Built{made, std::move(*devices), std::move(served->logs), 0});
+    use_built(l, program, key);
+  }
+  return CL_SUCCESS;
+}
+
+// The shadow's program for a query of `program` that the built program
+// answers; `program` itself when it has none.
+cl_program built_for(cl_program program) {
+  Layer* l = layer();
+  if (l == nullptr) return program;
+  std::lock_guard lock(l->mutex);
+  const Built* built = l->serving(program);
+  return built == nullptr ? program : built->program;
+}
+
+// A kernel of a shadow's program retains the source program, as a kernel
+// retains its program; released with the kernel.
+void adopt_kernels(Layer& l, cl_program program, const cl_kernel* kernels, cl_uint count) {
+  for (cl_uint i = 0; i < count; ++i) {
+    if (kernels[i] == nullptr) continue;
+    real().RetainProgram(program);
+    std::lock_guard lock(l.mutex);
+    l.kernels[kernels[i]] = program;
+    if (auto it = l.shadows.find(program); it != l.shadows.end()) ++it->second.kernels;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_devices,
+                                               const cl_device_id* device_list, const char* options,
+                                               void(CL_CALLBACK* pfn_notify)(cl_program, void*),
+                                               void* user_data) {
+  if (Layer* l = layer(); l != nullptr && program != nullptr) {
+    if (auto served = serve_build(*l, program, num_devices, device_list, options)) {
+      if (*served == CL_SUCCESS && pfn_notify != nullptr) pfn_notify(program, user_data);
+      return *served;
+    }
+  }
+  return real().BuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info param_name,
+                                                 size_t param_value_size, void* param_value,
+                                                 size_t* param_value_size_ret) {
+  switch (param_name) {
+    case CL_PROGRAM_REFERENCE_COUNT:
+    case CL_PROGRAM_CONTEXT:
+    case CL_PROGRAM_NUM_DEVICES:
+    case CL_PROGRAM_DEVICES:
+    case CL_PROGRAM_SOURCE:
+    case CL_PROGRAM_IL:
+      break;  // the program's own
+    default:
+      program = built_for(program);
+  }
+  return real().GetProgramInfo(program, param_name, param_value_size, param_value,
+                               param_value_size_ret);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_device_id device,
+                                                      cl_program_build_info param_name,
+                                                      size_t param_value_size, void* param_value,
+                                                      size_t* param_value_size_ret) {
+  if (Layer* l = layer(); l != nullptr && param_name == CL_PROGRAM_BUILD_LOG) {
+    std::unique_lock lock(l->mutex);
+    if (const Built* built = l->serving(program)) {
+      auto at = std::find(built->devices.begin(), built->devices.end(), device);
+      if (at != built->devices.end()) {
+        const std::string log = built->logs[static_cast<std::size_t>(at - built->devices.begin())];
+        lock.unlock();
+        return answer_text(log, param_value_size, param_value, param_value_size_ret);
+      }
+    }
+  }
+  return real().GetProgramBuildInfo(built_for(program), device, param_name, param_value_size,
+                                    param_value, param_value_size_ret);
+}
+
+CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char* kernel_name,
+                                                  cl_int* errcode_ret) {
+  const cl_program built = built_for(program);
+  cl_kernel kernel = real().CreateKernel(built, kernel_name, errcode_ret);
+  if (built != program && kernel != nullptr) adopt_kernels(*layer(), program, &kernel, 1);
+  return kernel;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
+                                                         cl_kernel* kernels,
+                                                         cl_uint* num_kernels_ret) {
+  const cl_program built = built_for(program);
+  cl_uint made = 0;
+  const cl_int err = real().CreateKernelsInProgram(built, num_kernels, kernels, &made);
+  if (num_kernels_ret != nullptr) *num_kernels_ret = made;
+  if (err == CL_SUCCESS && built != program && kernels != nullptr) {
+    adopt_kernels(*layer(), program, kernels, made);
+  }
+  return err;
+}
+
+CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret) {
+  if (real().CloneKernel == nullptr) {
+    if (errcode_ret != nullptr) *errcode_ret = CL_INVALID_OPERATION;
+    return nullptr;
+  }
+  cl_kernel clone = real().CloneKernel(source_kernel, errcode_ret);
+  if (Layer* l = layer(); l != nullptr && clone != nullptr) {
+    cl_program program = nullptr;
+    {
+      std::lock_guard lock(l->mutex);
+      if (auto it = l->kernels.find(source_kernel); it != l->kernels.end()) program = it->second;
+    }
+    if (program != nullptr) adopt_kernels(*l, program, &clone, 1);
+  }
+  return clone;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
+  Layer* l = layer();
+  if (l == nullptr) return real().ReleaseKernel(kernel);
+  cl_program program = nullptr;
+  cl_int err = CL_SUCCESS;
+  {
+    std::lock_guard lock(l->mutex);
+    auto it = l->kernels.find(kernel);
+    if (it == l->kernels.end()) return real().ReleaseKernel(kernel);
+    cl_uint count = 0;
+    const bool last = real().GetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof count, &count,
+                                           nullptr) == CL_SUCCESS &&
+                      count == 1;
+    err = real().ReleaseKernel(kernel);
+    if (err == CL_SUCCESS && last) {
+      program = it->second;
+      l->kernels.erase(it);
+      if (auto shadow = l->shadows.find(program); shadow != l->shadows.end()) {
+        --shadow->second.kernels;
+      }
+    }
+  }
+  if (program != nullptr) clReleaseProgram(program);
+  return err;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
+                                                size_t param_value_size, void* param_value,
+                                                size_t* param_value_size_ret) {
+  const cl_int err =
+      real().GetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+  Layer* l = layer();
+  if (err == CL_SUCCESS && l != nullptr && param_name == CL_KERNEL_PROGRAM &&
+      param_value != nullptr && param_value_size >= sizeof(cl_program)) {
+    std::lock_guard lock(l->mutex);
+    if (auto it = l->kernels.find(kernel); it != l->kernels.end()) {
+      *static_cast<cl_program*>(param_value) = it->second;
+    }
+  }
+  return err;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseProgram(cl_program program) {
+  Layer* l = layer();
+  if (l == nullptr) return real().ReleaseProgram(program);
+  std::lock_guard lock(l->mutex);
+  auto it = l->shadows.find(program);
+  if (it == l->shadows.end()) return real().ReleaseProgram(program);
+  cl_uint count = 0;
+  const bool last = real().GetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof count, &count,
+                                          nullptr) == CL_SUCCESS &&
+                    count == 1;
+  const cl_int err = real().ReleaseProgram(program);
+  if (err == CL_SUCCESS && last) {
+    l->unuse(it->second.built);
+    l->shadows.erase(it);
+  }
+  return err;
+}
+
+}  // extern "C"

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The OpenCL layer under a program that knows nothing of kcache (the probe,
+# tests/layers/opencl/layer_probe.cpp): everything the program sees of its
+# programs (build status and log, source, kernels, arguments, reference
+# counts, results) is what it sees without the layer, cold and warm; the
+# warm run compiles nothing; an edited header is never served stale;
+# KCACHE_LAYER_DISABLE=1 turns it off; `kcache run` puts it in place.
+# Environment (CTest): KCACHE, KCACHE_LAYER (the .so), LAYER_PROBE.
+layer="${KCACHE_LAYER:?KCACHE_LAYER must name libkcache_opencl_layer.so}"
+probe="${LAYER_PROBE:?LAYER_PROBE must name the probe program}"
+sanitize="${KCACHE_SANITIZE:-}"
+source "$(dirname "$0")/../cli/lib.sh"
+fresh_env
+require_enabled_build
+
+# PoCL's own cache off, so that what is fast is kcache's doing.
+export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$T/pocl"
+# A sanitized probe has its runtime loaded first; the layer comes after it.
+[[ "$sanitize" == *address* ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+# PoCL's device threads, which run the kernels, trip ThreadSanitizer on
+# their own: under it the probe builds and queries but launches nothing.
+[[ "$sanitize" == *thread* ]] && export LAYER_PROBE_NO_RUN=1
+mkdir -p "$T/inc"
+echo '#define OFFSET 7' >"$T/inc/probe.h"
+
+# probe NAME [ENV...]: runs the probe with ENV, its stdout in $T/NAME.out.
+probe() {
+  local name="$1"
+  shift
+  env "$@" "$probe" "$T/inc" >"$T/$name.out" 2>"$T/$name.err"
+  RC=$?
+  OUT="$(cat "$T/$name.out")"
+  # Less the platform's compiler counting its warnings, and a sanitizer's
+  # account of the leak suppressions it used.
+  ERR="$(grep -Ev ' generated\.$|^-+$|^Suppressions used:|^ +count +bytes +template$|^ +[0-9]+ +[0-9]+ ' \
+    "$T/$name.err")"
+  LAST_CMD="probe $name: $*"
+}
+
+same_as() {  # same_as BASE NAME: the runs printed the same
+  diff "$T/$1.out" "$T/$2.out" >"$T/diff" ||
+    fail "under the layer ($2) the program saw something else than without it ($1):
+$(cat "$T/diff")"
+}
+
+stat_of() {  # stat_of FIELD: the folder's count of FIELD
+  run stats --json
+  expect_rc 0
+  json_get "$OUT" "counts.$1"
+}
+
+probe base
+if ((RC == 125)); then skip_backend opencl "$OUT"; fi
+((RC == 0)) || fail "the probe fails without the layer"
+grep -q '^done$' "$T/base.out" || fail "the probe did not finish"
+
+probe cold LD_PRELOAD="$layer" KCACHE_LOG_LEVEL=info
+((RC == 0)) || fail "the probe fails under the layer (cold)"
+same_as base cold
+grep -q 'OpenCL layer active' <<<"$ERR" || fail "no line says the layer is active at info level"
+((compiles = $(stat_of compiles))) && ((compiles > 0)) || fail "the cold run compiled nothing through kcache"
+requests_cold="$(stat_of requests)"
+
+probe warm LD_PRELOAD="$layer"
+((RC == 0)) || fail "the probe fails under the layer (warm)"
+same_as base warm
+[[ -z "$ERR" ]] || fail "the layer printed on the program's stderr without being asked: $ERR"
+expect_eq "compiles after the warm run" "$compiles" "$(stat_of compiles)"
+hits="$(stat_of user_hits)"
+((hits > 0)) || fail "the warm run has no user-tier hits"
+((requests_cold < $(stat_of requests))) || fail "the warm run asked kcache nothing"
+
+# An edited header (through the build options' -I) is never served stale.
+echo '#define OFFSET 9' >"$T/inc/probe.h"
+probe base9
+probe edited LD_PRELOAD="$layer"
+((RC == 0)) || fail "the probe fails under the layer after the header changed"
+same_as base9 edited
+if [[ -z "${LAYER_PROBE_NO_RUN:-}" ]] && diff -q "$T/base.out" "$T/base9.out" >/dev/null; then
+  fail "the header's change shows in no result: the test cannot tell a stale binary"
+fi
+
+# Many processes at once on an empty folder: each sees what it sees alone.
+pids=()
+for i in 1 2 3 4; do
+  env KCACHE_CUSTOM_CACHE_DIR="$T/many" LD_PRELOAD="$layer" "$probe" "$T/inc" 2 \
+    >"$T/many$i.out" 2>"$T/many$i.err" &
+  pids+=($!)
+done
+for i in 1 2 3 4; do
+  wait "${pids[$((i - 1))]}" || fail "process $i of 4 under the layer failed: $(tail -n 5 "$T/many$i.err")"
+done
+env "$probe" "$T/inc" 2 >"$T/many_base.out" 2>/dev/null || fail "the probe fails with 2 threads"
+for i in 1 2 3 4; do same_as many_base "many$i"; done
+
+# Two devices in one context (PoCL's POCL_DEVICES): each built, each
+# answering for itself, cold and warm.
+probe two_base POCL_DEVICES="pthread pthread"
+if ((RC == 0)) && grep -q '^devices: 2$' "$T/two_base.out"; then
+  for run in two_cold two_warm; do
+    probe "$run" POCL_DEVICES="pthread pthread" LD_PRELOAD="$layer"
+    ((RC == 0)) || fail "the probe fails under the layer with two devices ($run)"
+    same_as two_base "$run"
+  done
+else
+  echo "note: this platform gives no second device; the two-device case did not run"
+fi
+
+# Off: the real calls only; kcache is asked nothing.
+before="$(stat_of requests)"
+probe off LD_PRELOAD="$layer" KCACHE_LAYER_DISABLE=1
+((RC == 0)) || fail "the probe fails with KCACHE_LAYER_DISABLE=1"
+same_as base9 off
+expect_eq "requests with KCACHE_LAYER_DISABLE=1" "$before" "$(stat_of requests)"
+
+# kcache run -- PROGRAM: the layer in place, nothing else changed.
+before="$(stat_of user_hits)"
+LAST_CMD="kcache run -- probe"
+"$KCACHE" run -- "$probe" "$T/inc" >"$T/run.out" 2>"$T/run.err"
+RC=$?
+OUT="$(cat "$T/run.out")"
+ERR="$(cat "$T/run.err")"
+((RC == 0)) || fail "kcache run -- probe failed"
+same_as base9 run
+(($(stat_of user_hits) > before)) || fail "kcache run: no hits, the layer was not in place"
+pass
