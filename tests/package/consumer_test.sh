@@ -83,6 +83,20 @@ if out="$(env -u LD_LIBRARY_PATH "$tool" --version 2>&1)"; then
 else
   failed "the installed tool does not run without LD_LIBRARY_PATH (its RPATH should find $libdir): $out"
 fi
+# kcache run finds the OpenCL layer installed beside libkcache, and the
+# layer finds libkcache through its own RPATH.
+if [[ -f "$libdir/libkcache_opencl_layer.so" ]]; then
+  out="$("$tool" run --print-env 2>&1)" || failed "$tool run --print-env failed: $out"
+  [[ "$out" == "LD_PRELOAD=$(realpath "$libdir")/libkcache_opencl_layer.so"* ]] ||
+    failed "installed kcache run: expected LD_PRELOAD=$libdir/libkcache_opencl_layer.so, seen '$out'"
+  out="$("$tool" run -- /bin/sh -c 'exit 7' 2>&1)"
+  rc=$?
+  ((rc == 7)) || failed "installed kcache run -- sh -c 'exit 7': exit status $rc, expected 7: $out"
+  ldd "$libdir/libkcache_opencl_layer.so" | grep -q 'libkcache.so.*not found' &&
+    failed "the installed OpenCL layer does not find libkcache (RPATH): $(ldd "$libdir/libkcache_opencl_layer.so")"
+elif [[ -f "$BUILD_DIR/src/libkcache_opencl_layer.so" ]]; then
+  failed "the OpenCL layer libkcache_opencl_layer.so is built but not installed in $libdir"
+fi
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ! out="$("$tool" --version 2>&1)"; then
   fail_now "$tool --version fails even with LD_LIBRARY_PATH=$libdir: $out"

@@ -39,53 +39,66 @@ void check(cl_int err, const std::string& what) {
   if (err != CL_SUCCESS) fail(what, err);
 }
 
-std::string program_text(cl_program program, cl_program_info what) {
+// A text answer of `query(size, value, size_ret)`, without its NUL.
+template <class Query>
+std::string text_of(Query query, const char* what) {
   std::size_t size = 0;
-  check(clGetProgramInfo(program, what, 0, nullptr, &size), "program info size");
+  check(query(0, nullptr, &size), std::string(what) + " size");
   std::string text(size, '\0');
-  check(clGetProgramInfo(program, what, size, text.data(), nullptr), "program info");
+  check(query(size, text.data(), nullptr), what);
   if (!text.empty() && text.back() == '\0') text.pop_back();
   return text;
 }
 
+// A value answer of `query(size, value, size_ret)`.
+template <class T, class Query>
+T value_of(Query query, const char* what) {
+  T value{};
+  check(query(sizeof value, &value, nullptr), what);
+  return value;
+}
+
+std::string program_text(cl_program program, cl_program_info what) {
+  return text_of([&](std::size_t n, void* v,
+                     std::size_t* r) { return clGetProgramInfo(program, what, n, v, r); },
+                 "program info");
+}
+
 std::string build_text(cl_program program, cl_device_id device, cl_program_build_info what) {
-  std::size_t size = 0;
-  check(clGetProgramBuildInfo(program, device, what, 0, nullptr, &size), "build info size");
-  std::string text(size, '\0');
-  check(clGetProgramBuildInfo(program, device, what, size, text.data(), nullptr), "build info");
-  if (!text.empty() && text.back() == '\0') text.pop_back();
-  return text;
+  return text_of(
+      [&](std::size_t n, void* v, std::size_t* r) {
+        return clGetProgramBuildInfo(program, device, what, n, v, r);
+      },
+      "build info");
+}
+
+std::string kernel_text(cl_kernel kernel, cl_kernel_info what) {
+  return text_of([&](std::size_t n, void* v,
+                     std::size_t* r) { return clGetKernelInfo(kernel, what, n, v, r); },
+                 "kernel info");
 }
 
 template <class T>
 T build_value(cl_program program, cl_device_id device, cl_program_build_info what) {
-  T value{};
-  check(clGetProgramBuildInfo(program, device, what, sizeof value, &value, nullptr),
-        "build info value");
-  return value;
+  return value_of<T>(
+      [&](std::size_t n, void* v, std::size_t* r) {
+        return clGetProgramBuildInfo(program, device, what, n, v, r);
+      },
+      "build info value");
 }
 
 template <class T>
 T program_value(cl_program program, cl_program_info what) {
-  T value{};
-  check(clGetProgramInfo(program, what, sizeof value, &value, nullptr), "program info value");
-  return value;
+  return value_of<T>([&](std::size_t n, void* v,
+                         std::size_t* r) { return clGetProgramInfo(program, what, n, v, r); },
+                     "program info value");
 }
 
 template <class T>
 T kernel_value(cl_kernel kernel, cl_kernel_info what) {
-  T value{};
-  check(clGetKernelInfo(kernel, what, sizeof value, &value, nullptr), "kernel info value");
-  return value;
-}
-
-std::string kernel_text(cl_kernel kernel, cl_kernel_info what) {
-  std::size_t size = 0;
-  check(clGetKernelInfo(kernel, what, 0, nullptr, &size), "kernel info size");
-  std::string text(size, '\0');
-  check(clGetKernelInfo(kernel, what, size, text.data(), nullptr), "kernel info");
-  if (!text.empty() && text.back() == '\0') text.pop_back();
-  return text;
+  return value_of<T>([&](std::size_t n, void* v,
+                         std::size_t* r) { return clGetKernelInfo(kernel, what, n, v, r); },
+                     "kernel info value");
 }
 
 struct Notified {
