@@ -113,6 +113,16 @@ probe off LD_PRELOAD="$layer" KCACHE_LAYER_DISABLE=1
 same_as base9 off
 expect_eq "requests with KCACHE_LAYER_DISABLE=1" "$before" "$(stat_of requests)"
 
+# The cache off, or a cache folder that cannot be made: the program still
+# sees what it sees without the layer.
+probe cache_off LD_PRELOAD="$layer" KCACHE_DISABLE_CACHE=1
+((RC == 0)) || fail "the probe fails under the layer with KCACHE_DISABLE_CACHE=1"
+same_as base9 cache_off
+echo 'not a folder' >"$T/a-file"
+probe bad_dir LD_PRELOAD="$layer" KCACHE_CUSTOM_CACHE_DIR="$T/a-file/cache"
+((RC == 0)) || fail "the probe fails under the layer when the cache folder cannot be made"
+same_as base9 bad_dir
+
 # kcache run -- PROGRAM: the layer in place, nothing else changed.
 before="$(stat_of user_hits)"
 LAST_CMD="kcache run -- probe"

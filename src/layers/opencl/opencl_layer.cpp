@@ -325,15 +325,35 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
     const auto count = static_cast<cl_uint>(devices->size());
     cl_program made = r.CreateProgramWithBinary(*context, count, devices->data(), lengths.data(),
                                                 pointers.data(), nullptr, &err);
-    if (err != CL_SUCCESS || made == nullptr) return std::nullopt;
-    if (r.BuildProgram(made, count, devices->data(), options, nullptr, nullptr) != CL_SUCCESS) {
-      r.ReleaseProgram(made);
+    if (err == CL_SUCCESS && made != nullptr) {
+      err = r.BuildProgram(made, count, devices->data(), options, nullptr, nullptr);
+      if (err != CL_SUCCESS) r.ReleaseProgram(made);
+    }
+    if (err != CL_SUCCESS || made == nullptr) {
+      // The platform refuses what the cache gave: removed from it, so that
+      // the next process compiles it again (this one builds for real).
+      for (const auto& kernel : served->kernels) {
+        if (kernel.tier != kcache::TierKind::kCompiled) {
+          l.cache->reject(kernel,
+                          "clBuildProgram of the binary: OpenCL error " + std::to_string(err));
+        }
+      }
       return std::nullopt;
     }
     l.built.emplace(key, Built{made, std::move(*devices), std::move(served->logs), 0});
     use_built(l, program, key);
   }
   return CL_SUCCESS;
+}
+
+// A build of `program` the platform does for real: what served it before
+// must not answer for it any more (a failed rebuild fails, as it would).
+void forget_shadow(Layer& l, cl_program program) {
+  std::lock_guard lock(l.mutex);
+  auto it = l.shadows.find(program);
+  if (it == l.shadows.end() || it->second.kernels > 0) return;
+  l.unuse(it->second.built);
+  l.shadows.erase(it);
 }
 
 // The shadow's program for a query of `program` that the built program
@@ -371,6 +391,7 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_d
       if (*served == CL_SUCCESS && pfn_notify != nullptr) pfn_notify(program, user_data);
       return *served;
     }
+    forget_shadow(*l, program);
   }
   return real().BuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
 }

@@ -291,6 +291,20 @@ int main(int argc, char** argv) {
   std::printf("rebuilt: refcount %u\n", program_value<cl_uint>(again, CL_PROGRAM_REFERENCE_COUNT));
   clReleaseProgram(again);
 
+  // A rebuild that fails after one that worked: it fails, as it would.
+  cl_program failing = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
+  check(err, "clCreateProgramWithSource failing");
+  check(clBuildProgram(failing, 0, nullptr, options.c_str(), nullptr, nullptr), "good build");
+  const std::string bad = " -DSCALE=+) -I" + include_dir;
+  const cl_int failed = clBuildProgram(failing, 0, nullptr, bad.c_str(), nullptr, nullptr);
+  cl_int kernel_err = CL_SUCCESS;
+  cl_kernel none = clCreateKernel(failing, "scale", &kernel_err);
+  std::printf("failed rebuild: build %d, status %d, kernel %d\n", failed,
+              build_value<cl_build_status>(failing, devices[0], CL_PROGRAM_BUILD_STATUS),
+              kernel_err);
+  if (none != nullptr) clReleaseKernel(none);
+  clReleaseProgram(failing);
+
   // From the binaries read above: the platform's own path.
   std::vector<const unsigned char*> loaded(pointers.begin(), pointers.end());
   cl_program from_binary = clCreateProgramWithBinary(context, count, devices.data(), sizes.data(),
