@@ -102,7 +102,7 @@ Runner add_run_command(CLI::App& app) {
   sub->footer(
       "The program runs unchanged with libkcache_opencl_layer.so preloaded: each program it "
       "builds from source is served from the kcache cache. KCACHE_LAYER_DISABLE=1 turns the "
-      "layer off; the program's exit status is kcache's.");
+      "layer off. kcache exits with the program's status (127: not found, 126: not runnable).");
   return [args] { return run_program(*args, args->command); };
 }
 
