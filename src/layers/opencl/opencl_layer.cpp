@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "layers/opencl/layer_switch.h"
+
 namespace {
 
 // The loader's own entry points, the next definitions after this library's.
@@ -147,17 +149,12 @@ void Layer::unuse(const std::string& key) {
   built.erase(it);
 }
 
-bool env_set(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
-}
-
 // The layer, or nullptr when it serves nothing (KCACHE_LAYER_DISABLE=1, the
 // cache off or not opened, no ICD loader), in which case every call is the
 // real one.
 Layer* layer() {
   static Layer* const active = []() -> Layer* {
-    if (env_set("KCACHE_LAYER_DISABLE") || !complete(real())) return nullptr;
+    if (kcache::layer::layer_disabled() || !complete(real())) return nullptr;
     // Quiet unless asked (KCACHE_LOG_LEVEL): under a program that never
     // heard of kcache, its warnings (a missing package) would be noise on
     // that program's stderr. Errors are still said.
@@ -205,6 +202,15 @@ std::optional<T> program_value(cl_program program, cl_program_info what) {
     return std::nullopt;
   }
   return value;
+}
+
+// Whether the release about to be made of `object` drops its last
+// reference (`info`: clGetKernelInfo or clGetProgramInfo, `count` the
+// matching CL_*_REFERENCE_COUNT).
+template <class Info, class Object, class Param>
+bool last_reference(Info info, Object object, Param count_param) {
+  cl_uint count = 0;
+  return info(object, count_param, sizeof count, &count, nullptr) == CL_SUCCESS && count == 1;
 }
 
 // A text answer, as OpenCL gives one: with its terminating NUL.
@@ -480,10 +486,7 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
     std::lock_guard lock(l->mutex);
     auto it = l->kernels.find(kernel);
     if (it == l->kernels.end()) return real().ReleaseKernel(kernel);
-    cl_uint count = 0;
-    const bool last = real().GetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof count, &count,
-                                           nullptr) == CL_SUCCESS &&
-                      count == 1;
+    const bool last = last_reference(real().GetKernelInfo, kernel, CL_KERNEL_REFERENCE_COUNT);
     err = real().ReleaseKernel(kernel);
     if (err == CL_SUCCESS && last) {
       program = it->second;
@@ -519,10 +522,7 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseProgram(cl_program program) {
   std::lock_guard lock(l->mutex);
   auto it = l->shadows.find(program);
   if (it == l->shadows.end()) return real().ReleaseProgram(program);
-  cl_uint count = 0;
-  const bool last = real().GetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof count, &count,
-                                          nullptr) == CL_SUCCESS &&
-                    count == 1;
+  const bool last = last_reference(real().GetProgramInfo, program, CL_PROGRAM_REFERENCE_COUNT);
   const cl_int err = real().ReleaseProgram(program);
   if (err == CL_SUCCESS && last) {
     l->unuse(it->second.built);

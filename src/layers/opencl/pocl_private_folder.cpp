@@ -19,6 +19,8 @@
 #include <string>
 #include <system_error>
 
+#include "layers/opencl/layer_switch.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,8 +62,7 @@ void remove_abandoned(const std::string& root) {
 }
 
 __attribute__((constructor)) void use_private_pocl_folder() {
-  const char* disabled = std::getenv("KCACHE_LAYER_DISABLE");
-  if (disabled != nullptr && disabled[0] != '\0' && std::strcmp(disabled, "0") != 0) return;
+  if (kcache::layer::layer_disabled()) return;
   const char* cache = std::getenv("POCL_KERNEL_CACHE");
   if (cache == nullptr || std::strcmp(cache, "0") != 0) return;
   std::string base = "/tmp";
