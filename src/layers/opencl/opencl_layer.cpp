@@ -386,12 +386,16 @@ void adopt_kernels(Layer& l, cl_program program, const cl_kernel* kernels, cl_ui
 
 }  // namespace
 
+// The entry points are the only symbols the layer exports (the rest is
+// hidden: CXX_VISIBILITY_PRESET), so it interposes nothing else on the
+// program it is preloaded into.
+#define KCACHE_LAYER_EXPORT __attribute__((visibility("default")))
+
 extern "C" {
 
-CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_devices,
-                                               const cl_device_id* device_list, const char* options,
-                                               void(CL_CALLBACK* pfn_notify)(cl_program, void*),
-                                               void* user_data) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(
+    cl_program program, cl_uint num_devices, const cl_device_id* device_list, const char* options,
+    void(CL_CALLBACK* pfn_notify)(cl_program, void*), void* user_data) {
   if (Layer* l = layer(); l != nullptr && program != nullptr) {
     if (auto served = serve_build(*l, program, num_devices, device_list, options)) {
       if (*served == CL_SUCCESS && pfn_notify != nullptr) pfn_notify(program, user_data);
@@ -402,9 +406,11 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_d
   return real().BuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info param_name,
-                                                 size_t param_value_size, void* param_value,
-                                                 size_t* param_value_size_ret) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program program,
+                                                                     cl_program_info param_name,
+                                                                     size_t param_value_size,
+                                                                     void* param_value,
+                                                                     size_t* param_value_size_ret) {
   switch (param_name) {
     case CL_PROGRAM_REFERENCE_COUNT:
     case CL_PROGRAM_CONTEXT:
@@ -420,10 +426,9 @@ CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_
                                param_value_size_ret);
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_device_id device,
-                                                      cl_program_build_info param_name,
-                                                      size_t param_value_size, void* param_value,
-                                                      size_t* param_value_size_ret) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL
+clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name,
+                      size_t param_value_size, void* param_value, size_t* param_value_size_ret) {
   if (Layer* l = layer(); l != nullptr && param_name == CL_PROGRAM_BUILD_LOG) {
     std::unique_lock lock(l->mutex);
     if (const Built* built = l->serving(program)) {
@@ -439,17 +444,17 @@ CL_API_ENTRY cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_dev
                                     param_value, param_value_size_ret);
 }
 
-CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char* kernel_name,
-                                                  cl_int* errcode_ret) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program,
+                                                                      const char* kernel_name,
+                                                                      cl_int* errcode_ret) {
   const cl_program built = built_for(program);
   cl_kernel kernel = real().CreateKernel(built, kernel_name, errcode_ret);
   if (built != program && kernel != nullptr) adopt_kernels(*layer(), program, &kernel, 1);
   return kernel;
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
-                                                         cl_kernel* kernels,
-                                                         cl_uint* num_kernels_ret) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(
+    cl_program program, cl_uint num_kernels, cl_kernel* kernels, cl_uint* num_kernels_ret) {
   const cl_program built = built_for(program);
   cl_uint made = 0;
   const cl_int err = real().CreateKernelsInProgram(built, num_kernels, kernels, &made);
@@ -460,7 +465,8 @@ CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_
   return err;
 }
 
-CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel,
+                                                                     cl_int* errcode_ret) {
   if (real().CloneKernel == nullptr) {
     if (errcode_ret != nullptr) *errcode_ret = CL_INVALID_OPERATION;
     return nullptr;
@@ -477,7 +483,7 @@ CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int
   return clone;
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
   Layer* l = layer();
   if (l == nullptr) return real().ReleaseKernel(kernel);
   cl_program program = nullptr;
@@ -500,9 +506,11 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
   return err;
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
-                                                size_t param_value_size, void* param_value,
-                                                size_t* param_value_size_ret) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel,
+                                                                    cl_kernel_info param_name,
+                                                                    size_t param_value_size,
+                                                                    void* param_value,
+                                                                    size_t* param_value_size_ret) {
   const cl_int err =
       real().GetKernelInfo(kernel, param_name, param_value_size, param_value, param_value_size_ret);
   Layer* l = layer();
@@ -516,7 +524,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info
   return err;
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clReleaseProgram(cl_program program) {
+KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseProgram(cl_program program) {
   Layer* l = layer();
   if (l == nullptr) return real().ReleaseProgram(program);
   std::lock_guard lock(l->mutex);
