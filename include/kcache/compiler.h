@@ -182,6 +182,11 @@ struct KCACHE_EXPORT CompilerConfig {
 
   // nvrtc: the libnvrtc to load (a path or soname); searched when empty.
   std::string nvrtc_library{};
+  // nvrtc: put the toolkit's include folders on the include path (after the
+  // request's), so <cuda_fp16.h> and <cuda/std/...> work without -I. Off,
+  // a compile is exactly the NVRTC call its request spells (the NVRTC
+  // shim's: it compiles what the program asked NVRTC for, as it asked).
+  bool nvrtc_toolkit_include = true;
   // hip: the libamdhip64 that holds hipRTC (a path or soname), loaded by the
   // worker process; when empty, KCACHE_HIP_LIBRARY, else libamdhip64.so.5,
   // libamdhip64.so, then $ROCM_PATH/lib, $HIP_PATH/lib and /opt/rocm/lib.

@@ -90,6 +90,12 @@ struct KCACHE_EXPORT KernelRequest {
   // Every header found there that the source can include is hashed into the
   // key, so editing one never serves a stale binary.
   std::vector<std::string> include_dirs{};
+  // The name the source is compiled under, where the compiler takes one
+  // (nvrtc: the program name, which __FILE__, debug information and the
+  // log show, and whose folder a quoted #include in the source searches).
+  // Unset: the backend's own ("kcache_kernel.cu", in the working folder).
+  // Part of the key when set; the other backends do not use it.
+  std::optional<std::string> source_name{};
   // The device to compile for. Backends that see the device (OpenCL) fill in
   // what is left empty; for the others it must name an arch.
   Target target{};

@@ -117,6 +117,7 @@ ScanInputs scan_inputs(const SearchInputs& search, const ScanSettings& settings,
     shape.put_list(*list);
   }
   shape.put(search.no_source_include ? "1" : "0");
+  shape.put(search.source_folder);
   shape.put(settings.unfound_is_compilers ? "1" : "0");
   shape.put(settings.everywhere_is_enough ? "1" : "0");
   shape.put_texts(request, inputs.texts);
@@ -151,6 +152,7 @@ ScanInputs request_inputs(const KernelRequest& request, const CompilerIdentity& 
   shape.put(request.options);
   shape.put_list(request.include_dirs);
   shape.put_list(request.kernel_names);
+  shape.put(request.source_name ? "1" + *request.source_name : "0");
   shape.put_texts(request, all.texts);
   return all;
 }
@@ -187,6 +189,7 @@ std::string key_head(const KernelRequest& request, const CompilerIdentity& compi
   for (const auto& option : options.tokens) append_field(text, "option", option);
   for (const auto& dir : request.include_dirs) append_field(text, "include.dir", dir);
   for (const auto& name : request.kernel_names) append_field(text, "kernel", name);
+  if (request.source_name) append_field(text, "source.name", *request.source_name);
   text.append(scan.key_fields);
   // Last, whole: compared byte for byte on every hit, it is what makes a
   // non-cryptographic key safe. Its line here, the source itself by
@@ -279,6 +282,7 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   search.toolkit_dirs = inputs.toolkit_dirs;
   search.env_system_dirs = inputs.system_dirs;
   search.no_source_include = options->no_source_include || leading->no_source_include;
+  if (request.source_name) search.source_folder = source_folder_of(*request.source_name);
   ScanSettings settings;
   collect_defines(*leading, settings.defines);
   collect_defines(*options, settings.defines);

@@ -27,6 +27,8 @@ bool memory_by_name(Dialect dialect) {
 
 }  // namespace
 
+std::string source_folder_of(const std::string& name) { return parent_of(name); }
+
 std::string normal_relative(const std::string& path) {
   std::vector<std::string_view> parts;
   std::string_view rest = path;
@@ -135,9 +137,9 @@ std::vector<Place> IncludeModel::places(const std::string& name, bool quoted,
     switch (from.kind) {
       case Includer::Kind::kMain:
         if (dialect == Dialect::kNvrtc && !inputs_.no_source_include) {
-          // NVRTC's main source is named without a folder: the working
-          // folder is its folder (checked with NVRTC 13.0).
-          out.push_back({Place::Kind::kDisk, ".", false, true, false});
+          // NVRTC searches the folder of the program's name: the working
+          // folder for a name without one (checked with NVRTC 13.0).
+          out.push_back({Place::Kind::kDisk, inputs_.source_folder, false, true, false});
         } else if (dialect == Dialect::kGcc || dialect == Dialect::kNvcc || generic) {
           // The command backend writes the source beside the in-memory
           // headers.

@@ -62,7 +62,13 @@ struct SearchInputs {
   // which one applies depends on the language, so both are uncertain.
   std::vector<std::string> env_system_dirs;
   bool no_source_include = false;
+  // The main source's folder (nvrtc: that of its program name), searched
+  // first for its quoted includes unless no_source_include.
+  std::string source_folder = ".";
 };
+
+// The folder of a source named `name`: "." for a name without one.
+std::string source_folder_of(const std::string& name);
 
 class IncludeModel {
  public:

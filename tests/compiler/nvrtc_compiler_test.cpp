@@ -128,6 +128,44 @@ __global__ void h(__half* x) { x[threadIdx.x] = __float2half(SCALE); })";
   ASSERT_TRUE(out.is_ok()) << out.status().message() << "\n" << out.status().details();
 }
 
+// The program's name, when the request gives one, is the name NVRTC
+// compiles it under (__FILE__ shows it); unset, kcache's own.
+TEST_F(NvrtcCompilerTest, TheSourceNameIsTheProgramName) {
+  KernelRequest request;
+  request.source =
+      "__device__ const char* where = __FILE__;\n"
+      "extern \"C\" __global__ void k(const char** out) { *out = where; }\n";
+  request.source_name = "named_probe.cu";
+  auto named = compile(request, "compute_80");
+  ASSERT_TRUE(named.is_ok()) << named.status().message() << named.status().details();
+  const std::string ptx(named->binary.begin(), named->binary.end());
+  // __FILE__ is a string constant in the PTX, its bytes written in decimal.
+  std::string bytes;
+  for (char c : std::string("named_probe")) bytes += std::to_string(int(c)) + ", ";
+  EXPECT_NE(ptx.find(bytes.substr(0, bytes.size() - 2)), std::string::npos) << ptx;
+  request.source_name.reset();
+  auto unnamed = compile(request, "compute_80");
+  ASSERT_TRUE(unnamed.is_ok());
+  EXPECT_EQ(std::string(unnamed->binary.begin(), unnamed->binary.end())
+                .find(bytes.substr(0, bytes.size() - 2)),
+            std::string::npos);
+}
+
+// nvrtc_toolkit_include = false: no folder of the toolkit is searched
+// (nor keyed as the toolkit's): the compile is the call as spelled.
+TEST(NvrtcAsCalledTest, NoToolkitFolderIsAdded) {
+  CompilerConfig config;
+  config.backend = "nvrtc";
+  config.nvrtc_toolkit_include = false;
+  auto made = make_compiler(config);
+  if (!made) KCACHE_SKIP_OR_FAIL_BACKEND("nvrtc", "no NVRTC: " << made.status().message());
+  EXPECT_TRUE((*made)->inputs().toolkit_dirs.empty());
+  config.nvrtc_toolkit_include = true;
+  auto with_toolkit = make_compiler(config);
+  ASSERT_TRUE(with_toolkit.is_ok());
+  EXPECT_EQ((*made)->identity().version, (*with_toolkit)->identity().version);
+}
+
 TEST_F(NvrtcCompilerTest, HeaderOnDiskChangesTheKey) {
   TempFolder dir;
   testing::write_file(dir / "inc/p.h", "#define SCALE 1.0f\n");

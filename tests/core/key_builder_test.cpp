@@ -138,6 +138,8 @@ TEST(KeyBuilderTest, EveryComponentChangesTheKey) {
   EXPECT_NE(base, key_with([](auto&, auto&, auto& t, auto&) { t.arch = "gfx908"; }));
   EXPECT_NE(base, key_with([](auto&, auto&, auto& t, auto&) { t.features = "sramecc+:xnack+"; }));
   EXPECT_NE(base, key_with([](auto& r, auto&, auto&, auto&) { r.include_dirs = {"/nowhere"}; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&, auto&) { r.source_name = "kernel.cu"; }));
+  EXPECT_NE(base, key_with([](auto& r, auto&, auto&, auto&) { r.source_name = ""; }));
   // A variable the backend says changes its output.
   EXPECT_NE(base, key_with([](auto&, auto&, auto&, auto& in) {
               in.environment = {{"POCL_EXTRA_BUILD_FLAGS", "-DY=1"}};
@@ -184,6 +186,30 @@ TEST(KeyBuilderTest, HeaderOnDiskChangesTheKey) {
   EXPECT_NE(material->serialize().find("header sub/b.h " + (dir / "inc/sub/b.h") + " sha256:"),
             std::string::npos)
       << material->serialize();
+}
+
+// A source named with a folder (NVRTC's program name): its quoted
+// includes are looked for in that folder, not the working one.
+TEST(KeyBuilderTest, QuotedIncludesOfANamedSourceAreItsFolders) {
+  TempFolder dir;
+  write_file(dir / "src/local.h", "#define L 1\n");
+  KernelRequest request;
+  request.source = "#include \"local.h\"\n__global__ void k() {}\n";
+  request.source_name = dir / "src/kernel.cu";
+  auto material = material_for(request, "nvrtc");
+  ASSERT_TRUE(material.is_ok()) << material.status().to_string();
+  const std::string text = material->serialize();
+  EXPECT_NE(text.find("source.name " + (dir / "src/kernel.cu")), std::string::npos) << text;
+  EXPECT_NE(text.find("header local.h " + (dir / "src/local.h") + " sha256:"), std::string::npos)
+      << text;
+  const CacheKey before = material->digest();
+  write_file(dir / "src/local.h", "#define L 2\n");
+  EXPECT_NE(before, key_for(request, "nvrtc"));
+  // Named without a folder: the working folder's local.h, which is not there.
+  request.source_name = "kernel.cu";
+  auto unnamed = material_for(request, "nvrtc");
+  ASSERT_TRUE(unnamed.is_ok());
+  EXPECT_EQ(unnamed->serialize().find(dir / "src/local.h"), std::string::npos);
 }
 
 // Headers that ship with the compiler are covered by its identity: not

@@ -97,6 +97,22 @@ if [[ -f "$libdir/libkcache_opencl_layer.so" ]]; then
 elif [[ -f "$BUILD_DIR/src/libkcache_opencl_layer.so" ]]; then
   failed "the OpenCL layer libkcache_opencl_layer.so is built but not installed in $libdir"
 fi
+# The NVRTC shim's stand-ins are installed in <libdir>/kcache/nvrtc, find
+# libkcache through their RPATH, and kcache run preloads each whose real
+# library is here (Debian's libnvrtc.so.11.2 on CI).
+for soname in libnvrtc.so.13 libnvrtc.so.11.2; do
+  built="$BUILD_DIR/src/kcache/nvrtc/$soname"
+  [[ -f "$built" ]] || continue
+  stand_in="$libdir/kcache/nvrtc/$soname"
+  [[ -f "$stand_in" ]] || failed "the NVRTC stand-in $soname is built but not installed in $libdir/kcache/nvrtc"
+  ldd "$stand_in" | grep -q 'libkcache.so.*not found' &&
+    failed "the installed NVRTC stand-in does not find libkcache (RPATH): $(ldd "$stand_in")"
+  if python3 -c 'import ctypes,sys; ctypes.CDLL(sys.argv[1])' "$soname" 2>/dev/null; then
+    out="$("$tool" run --print-env 2>&1)"
+    [[ "$out" == *"$(realpath "$libdir")/kcache/nvrtc/$soname"* ]] ||
+      failed "installed kcache run does not preload the NVRTC stand-in for $soname: '$out'"
+  fi
+done
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ! out="$("$tool" --version 2>&1)"; then
   fail_now "$tool --version fails even with LD_LIBRARY_PATH=$libdir: $out"

@@ -1,11 +1,13 @@
 // kcache run -- PROGRAM ARGS...: runs a program that never heard of kcache
 // with the drop-in layers in place (docs/design.md §10): the OpenCL layer
-// preloaded, nothing else of its environment changed. The layer is found
-// beside the libkcache this tool runs with, so an install works as a build
-// tree does.
+// and the NVRTC shim preloaded, nothing else of its environment changed.
+// They are found beside the libkcache this tool runs with (the shim's
+// stand-ins in kcache/nvrtc/ there), so an install works as a build tree
+// does.
 #include <kcache/cache.h>
 
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,6 +24,8 @@ namespace kcache::tool {
 namespace {
 
 constexpr const char* kOpenClLayer = "libkcache_opencl_layer.so";
+// The sonames the NVRTC shim stands in for.
+constexpr const char* kNvrtcSonames[] = {"libnvrtc.so.13", "libnvrtc.so.11.2"};
 
 struct RunArguments {
   bool print_env = false;
@@ -40,33 +44,62 @@ std::string library_folder() {
   return error ? std::string() : path.parent_path().string();
 }
 
-// LD_PRELOAD with `library` first, once.
-std::string preload_with(const std::string& library) {
+// LD_PRELOAD with `libraries` first, each once.
+std::string preload_with(const std::vector<std::string>& libraries) {
+  std::string out;
+  auto add = [&out](const std::string& item) {
+    if (item.empty() || (" " + out + " ").find(" " + item + " ") != std::string::npos) return;
+    out += (out.empty() ? "" : " ") + item;
+  };
+  for (const auto& library : libraries) add(library);
   const char* current = std::getenv("LD_PRELOAD");
-  std::string out = library;
   if (current == nullptr) return out;
   std::string rest(current);
   std::size_t start = 0;
   while (start <= rest.size()) {
     std::size_t end = rest.find_first_of(" :", start);
     if (end == std::string::npos) end = rest.size();
-    const std::string item = rest.substr(start, end - start);
-    if (!item.empty() && item != library) out += " " + item;
+    add(rest.substr(start, end - start));
     start = end + 1;
   }
   return out;
+}
+
+// Whether the program would find a real `soname`: the loader's own search,
+// in a link namespace of its own (where no stand-in preloaded into this
+// process answers for it). A stand-in for a library the program cannot
+// load would make one that probes for it believe it is there.
+bool real_library_found(const char* soname) {
+  void* handle = ::dlmopen(LM_ID_NEWLM, soname, RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  ::dlclose(handle);
+  return true;
+}
+
+// The NVRTC stand-ins in `folder`/kcache/nvrtc whose real library is here.
+std::vector<std::string> nvrtc_stand_ins(const std::string& folder) {
+  std::vector<std::string> found;
+  for (const char* soname : kNvrtcSonames) {
+    const std::string path = folder + "/kcache/nvrtc/" + soname;
+    if (::access(path.c_str(), R_OK) == 0 && real_library_found(soname)) found.push_back(path);
+  }
+  return found;
 }
 
 int run_program(const RunArguments& args, std::vector<std::string> command) {
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   const std::string folder = library_folder();
   if (folder.empty()) return report_failure("run: cannot tell where libkcache is installed");
+  std::vector<std::string> layers;
   const std::string layer = folder + "/" + kOpenClLayer;
-  if (::access(layer.c_str(), R_OK) != 0) {
-    return report_failure("run: the OpenCL layer " + layer +
-                          " is not there (this kcache was built without OpenCL?)");
+  if (::access(layer.c_str(), R_OK) == 0) layers.push_back(layer);
+  const bool has_nvrtc_shim = ::access((folder + "/kcache/nvrtc").c_str(), R_OK) == 0;
+  for (auto& stand_in : nvrtc_stand_ins(folder)) layers.push_back(std::move(stand_in));
+  if (layers.empty() && !has_nvrtc_shim) {
+    return report_failure("run: neither the OpenCL layer " + layer + " nor the NVRTC shim (" +
+                          folder + "/kcache/nvrtc) is there: this kcache was built without them");
   }
-  const std::string preload = preload_with(layer);
+  const std::string preload = preload_with(layers);
   if (args.print_env) {
     std::cout << "LD_PRELOAD=" << preload << "\n";
     return 0;
@@ -92,17 +125,19 @@ Runner add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArguments>();
   CLI::App* sub = app.add_subcommand(
       "run",
-      "Run a program with kcache underneath its OpenCL program builds (kcache run -- PROGRAM "
-      "ARGS...)");
+      "Run a program with kcache underneath its OpenCL program builds and NVRTC compiles "
+      "(kcache run -- PROGRAM ARGS...)");
   // After --, everything is the program's, its options too (without --, an
   // option of the program is taken for kcache's and refused).
   sub->add_option("command", args->command, "The program and its arguments, after --");
   sub->add_flag("--print-env", args->print_env,
                 "Print the environment the program would get (LD_PRELOAD) and exit");
   sub->footer(
-      "The program runs unchanged with libkcache_opencl_layer.so preloaded: each program it "
-      "builds from source is served from the kcache cache. KCACHE_LAYER_DISABLE=1 turns the "
-      "layer off. kcache exits with the program's status (127: not found, 126: not runnable).");
+      "The program runs unchanged with libkcache_opencl_layer.so preloaded, and the NVRTC shim "
+      "(kcache/nvrtc/libnvrtc.so.<N> beside libkcache, for each NVRTC the program would find): "
+      "each OpenCL program it builds from source and each NVRTC compile is served from the "
+      "kcache cache. KCACHE_LAYER_DISABLE=1 turns both off. kcache exits with the program's "
+      "status (127: not found, 126: not runnable).");
   return [args] { return run_program(*args, args->command); };
 }
 

@@ -226,7 +226,8 @@ class NvrtcCompiler final : public Compiler {
       header_names.push_back(header.name.c_str());
     }
     nvrtcProgram program = nullptr;
-    nvrtcResult rc = nvrtc.CreateProgram(&program, request.source.c_str(), "kcache_kernel.cu",
+    const char* name = request.source_name ? request.source_name->c_str() : "kcache_kernel.cu";
+    nvrtcResult rc = nvrtc.CreateProgram(&program, request.source.c_str(), name,
                                          static_cast<int>(header_text.size()), header_text.data(),
                                          header_names.data());
     if (rc != NVRTC_SUCCESS) return Status::internal("nvrtcCreateProgram: " + nvrtc.error(rc));
@@ -505,7 +506,7 @@ Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& conf
   }
   CompilerInputs inputs;
   inputs.dialect = "nvrtc";
-  inputs.toolkit_dirs = facts->toolkit_dirs;
+  if (config.nvrtc_toolkit_include) inputs.toolkit_dirs = facts->toolkit_dirs;
   inputs.harmless_options = config.harmless_options;
   const std::string record_path =
       api || config.facts_dir.empty() ? std::string() : config.facts_dir + "/" + name + ".facts";

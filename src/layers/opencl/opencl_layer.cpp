@@ -23,7 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "layers/opencl/layer_switch.h"
+#include "layers/layer_switch.h"
+#include "layers/logged_compiler.h"
 
 namespace {
 
@@ -77,28 +78,6 @@ bool complete(const RealOpenCl& r) {
          r.ReleaseProgram && r.RetainProgram && r.CreateKernel && r.CreateKernelsInProgram &&
          r.ReleaseKernel && r.GetKernelInfo;
 }
-
-// The "opencl" backend, its compile's log kept with the binary so that a
-// hit answers CL_PROGRAM_BUILD_LOG as the build did. Identity and inputs
-// are the backend's: the key is the backend's key.
-class LoggedCompiler final : public kcache::Compiler {
- public:
-  explicit LoggedCompiler(std::unique_ptr<kcache::Compiler> inner) : inner_(std::move(inner)) {}
-  const kcache::CompilerIdentity& identity() const override { return inner_->identity(); }
-  const kcache::CompilerInputs& inputs() const override { return inner_->inputs(); }
-  kcache::Result<kcache::Target> resolve_target(const kcache::Target& requested) const override {
-    return inner_->resolve_target(requested);
-  }
-  kcache::Result<kcache::CompileOutput> compile(const kcache::KernelRequest& request,
-                                                const kcache::Target& target) override {
-    auto output = inner_->compile(request, target);
-    if (output && !output->log.empty()) output->metadata.emplace_back("build_log", output->log);
-    return output;
-  }
-
- private:
-  std::unique_ptr<kcache::Compiler> inner_;
-};
 
 // A program built from cached binaries, shared by every source program of
 // one context, binaries and options that is alive at the same time: PoCL
@@ -243,7 +222,7 @@ std::optional<Served> binaries(Layer& l, cl_context context,
     config.opencl_device_id = device;
     auto backend = kcache::make_compiler(config);
     if (!backend) return std::nullopt;
-    LoggedCompiler compiler(std::move(*backend));
+    kcache::layer::LoggedCompiler compiler(std::move(*backend));
     kcache::KernelRequest request;
     request.source = source;
     request.options = options != nullptr ? options : "";

@@ -19,7 +19,7 @@
 #include <string>
 #include <system_error>
 
-#include "layers/opencl/layer_switch.h"
+#include "layers/layer_switch.h"
 
 namespace {
 

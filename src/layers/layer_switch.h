@@ -1,5 +1,5 @@
-// KCACHE_LAYER_DISABLE: the layer's off switch, read by both of its parts
-// (opencl_layer.cpp, pocl_private_folder.cpp) the same way.
+// KCACHE_LAYER_DISABLE: the drop-in layers' off switch, read by each of their parts
+// (the OpenCL layer's two, the NVRTC shim) the same way.
 #pragma once
 
 #include <cstdlib>

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The NVRTC shim under a program that knows nothing of kcache (the probe,
+# tests/layers/nvrtc/nvrtc_probe.cpp, which dlopens libnvrtc by soname as
+# CuPy does): everything the program sees (results, CUBIN, PTX, logs,
+# lowered names, the error cases) is what it sees without the shim, cold
+# and warm; the warm run compiles nothing; an edited header is never
+# served stale; KCACHE_LAYER_DISABLE=1 turns it off; `kcache run` puts it
+# in place. Run for each soname whose real library is here (CUDA 13 in
+# /usr/local/cuda, Debian's NVRTC 11.8).
+# Environment (CTest): KCACHE, NVRTC_SHIM_DIR (the stand-ins' folder),
+# NVRTC_PROBE.
+shim_dir="${NVRTC_SHIM_DIR:?NVRTC_SHIM_DIR must name the folder of the stand-ins}"
+probe="${NVRTC_PROBE:?NVRTC_PROBE must name the probe program}"
+sanitize="${KCACHE_SANITIZE:-}"
+source "$(dirname "$0")/../cli/lib.sh"
+fresh_env
+require_enabled_build
+
+# A sanitized probe has its runtime loaded first; the shim comes after it.
+[[ "$sanitize" == *address* ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+mkdir -p "$T/inc"
+echo '#define OFFSET 7' >"$T/inc/probe.h"
+
+# probe NAME [ENV...]: runs the probe for $soname with ENV, its stdout in
+# $T/NAME.out.
+probe() {
+  local name="$1"
+  shift
+  (cd "$T" && env "${base_env[@]}" "$@" "$probe" "$soname" "$T/inc" ${threads:-}) \
+    >"$T/$name.out" 2>"$T/$name.err"
+  RC=$?
+  OUT="$(cat "$T/$name.out")"
+  ERR="$(grep -Ev '^Suppressions used:|^ +count +bytes +template$|^ +[0-9]+ +[0-9]+ ' "$T/$name.err")"
+  LAST_CMD="probe $soname $name: $*"
+}
+
+same_as() {  # same_as BASE NAME: the runs printed the same
+  diff "$T/$1.out" "$T/$2.out" >"$T/diff" ||
+    fail "under the shim ($2) the program saw something else than without it ($1):
+$(head -n 40 "$T/diff")"
+}
+
+stat_of() {  # stat_of FIELD: the folder's count of FIELD
+  run stats --json
+  expect_rc 0
+  json_get "$OUT" "counts.$1"
+}
+
+tested=()
+for soname in libnvrtc.so.13 libnvrtc.so.11.2; do
+  shim="$shim_dir/$soname"
+  [[ -f "$shim" ]] || fail "the stand-in $shim was not built"
+  base_env=()
+  [[ -d /usr/local/cuda/lib64 ]] && base_env+=(LD_LIBRARY_PATH=/usr/local/cuda/lib64)
+  threads=""
+  export KCACHE_CUSTOM_CACHE_DIR="$T/cache-$soname"
+  echo '#define OFFSET 7' >"$T/inc/probe.h"
+
+  probe "$soname.base"
+  if ((RC == 125)); then
+    echo "note: no real $soname here: $OUT"
+    continue
+  fi
+  ((RC == 0)) || fail "the probe fails without the shim: $OUT"
+  grep -q '^done$' "$T/$soname.base.out" || fail "the probe did not finish"
+  grep -q '^cubin compile: rc 0' "$T/$soname.base.out" ||
+    fail "the probe's main compile fails without the shim: $(head -n 30 "$T/$soname.base.out")"
+
+  probe "$soname.cold" LD_PRELOAD="$shim" KCACHE_LOG_LEVEL=info
+  ((RC == 0)) || fail "the probe fails under the shim (cold): $ERR"
+  same_as "$soname.base" "$soname.cold"
+  grep -q 'NVRTC shim active' <<<"$ERR" || fail "no line says the shim is active at info level: $ERR"
+  ((compiles = $(stat_of compiles))) && ((compiles > 0)) ||
+    fail "the cold run compiled nothing through kcache"
+  requests_cold="$(stat_of requests)"
+
+  probe "$soname.warm" LD_PRELOAD="$shim"
+  ((RC == 0)) || fail "the probe fails under the shim (warm)"
+  same_as "$soname.base" "$soname.warm"
+  [[ -z "$ERR" ]] || fail "the shim printed on the program's stderr without being asked: $ERR"
+  expect_eq "compiles after the warm run" "$compiles" "$(stat_of compiles)"
+  hits="$(stat_of user_hits)"
+  ((hits >= 5)) || fail "the warm run has $hits user-tier hits, not one per compile it can serve (5)"
+  ((requests_cold < $(stat_of requests))) || fail "the warm run asked kcache nothing"
+
+  # An edited header (through the options' -I) is never served stale.
+  echo '#define OFFSET 9' >"$T/inc/probe.h"
+  probe "$soname.base9"
+  probe "$soname.edited" LD_PRELOAD="$shim"
+  ((RC == 0)) || fail "the probe fails under the shim after the header changed"
+  same_as "$soname.base9" "$soname.edited"
+  if diff -q "$T/$soname.base.out" "$T/$soname.base9.out" >/dev/null; then
+    fail "the header's change shows in no output: the test cannot tell a stale binary"
+  fi
+
+  # Threads of one process and processes at once on an empty folder.
+  threads=4
+  probe "$soname.threads_base"
+  pids=()
+  for i in 1 2 3; do
+    (cd "$T" && env "${base_env[@]}" KCACHE_CUSTOM_CACHE_DIR="$T/many-$soname" LD_PRELOAD="$shim" \
+      "$probe" "$soname" "$T/inc" 4) >"$T/$soname.many$i.out" 2>"$T/$soname.many$i.err" &
+    pids+=($!)
+  done
+  for i in 1 2 3; do
+    wait "${pids[$((i - 1))]}" ||
+      fail "process $i of 3 under the shim failed: $(tail -n 5 "$T/$soname.many$i.err")"
+    same_as "$soname.threads_base" "$soname.many$i"
+  done
+  threads=""
+
+  # Off: the real calls only; kcache is asked nothing.
+  before="$(stat_of requests)"
+  probe "$soname.off" LD_PRELOAD="$shim" KCACHE_LAYER_DISABLE=1
+  ((RC == 0)) || fail "the probe fails with KCACHE_LAYER_DISABLE=1"
+  same_as "$soname.base9" "$soname.off"
+  expect_eq "requests with KCACHE_LAYER_DISABLE=1" "$before" "$(stat_of requests)"
+
+  # The cache off, or a cache folder that cannot be made: what the program
+  # sees without the shim.
+  probe "$soname.cache_off" LD_PRELOAD="$shim" KCACHE_DISABLE_CACHE=1
+  ((RC == 0)) || fail "the probe fails under the shim with KCACHE_DISABLE_CACHE=1"
+  same_as "$soname.base9" "$soname.cache_off"
+  echo 'not a folder' >"$T/a-file"
+  probe "$soname.bad_dir" LD_PRELOAD="$shim" KCACHE_CUSTOM_CACHE_DIR="$T/a-file/cache"
+  ((RC == 0)) || fail "the probe fails under the shim when the cache folder cannot be made"
+  same_as "$soname.base9" "$soname.bad_dir"
+
+  # kcache run -- PROGRAM: the shim in place, nothing else changed.
+  before="$(stat_of user_hits)"
+  LAST_CMD="kcache run -- probe $soname"
+  (cd "$T" && env "${base_env[@]}" "$KCACHE" run -- "$probe" "$soname" "$T/inc") \
+    >"$T/$soname.run.out" 2>"$T/$soname.run.err"
+  RC=$?
+  ((RC == 0)) || fail "kcache run -- probe failed: $(tail -n 5 "$T/$soname.run.err")"
+  same_as "$soname.base9" "$soname.run"
+  (($(stat_of user_hits) > before)) || fail "kcache run: no hits, the shim was not in place"
+  tested+=("$soname")
+done
+
+((${#tested[@]} > 0)) || skip_backend nvrtc "no real libnvrtc.so.13 or libnvrtc.so.11.2 here"
+echo "tested: ${tested[*]}"
+pass
