@@ -35,6 +35,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "layers/layer_cache.h"
 #include "layers/layer_switch.h"
 #include "layers/logged_compiler.h"
 
@@ -252,27 +253,11 @@ struct Shim {
 Shim* shim() {
   static Shim* const active = []() -> Shim* {
     if (kcache::layer::layer_disabled() || real() == nullptr) return nullptr;
-    // Quiet unless asked, as the OpenCL layer (docs/design.md §10).
-    kcache::CacheOptions options;
-    if (std::getenv("KCACHE_LOG_LEVEL") == nullptr) options.log_level = kcache::LogLevel::kError;
-    auto cache = kcache::Cache::open(options);
-    if (!cache) {
-      std::fprintf(stderr,
-                   "kcache: warning [nvrtc shim] the NVRTC shim is off: the cache cannot be "
-                   "opened (%s)\n",
-                   cache.status().message().c_str());
-      return nullptr;
-    }
-    const kcache::ResolvedConfig& config = (*cache)->config();
-    if (!config.enabled) return nullptr;
-    if (config.log_level >= kcache::LogLevel::kInfo) {
-      std::fprintf(stderr,
-                   "kcache: info [nvrtc shim] NVRTC shim active: compiles through %s are served "
-                   "from %s (KCACHE_LAYER_DISABLE=1 turns it off)\n",
-                   real()->path.c_str(), config.user_dir.c_str());
-    }
+    auto cache = kcache::layer::open_layer_cache(
+        "nvrtc shim", "NVRTC shim", "compiles through " + real()->path + " are served");
+    if (!cache) return nullptr;
     auto* made = new Shim;  // never deleted: see Shim
-    made->cache = std::move(*cache);
+    made->cache = std::move(cache);
     return made;
   }();
   return active;

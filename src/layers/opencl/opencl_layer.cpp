@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "layers/layer_cache.h"
 #include "layers/layer_switch.h"
 #include "layers/logged_compiler.h"
 
@@ -134,29 +135,11 @@ void Layer::unuse(const std::string& key) {
 Layer* layer() {
   static Layer* const active = []() -> Layer* {
     if (kcache::layer::layer_disabled() || !complete(real())) return nullptr;
-    // Quiet unless asked (KCACHE_LOG_LEVEL): under a program that never
-    // heard of kcache, its warnings (a missing package) would be noise on
-    // that program's stderr. Errors are still said.
-    kcache::CacheOptions options;
-    if (std::getenv("KCACHE_LOG_LEVEL") == nullptr) options.log_level = kcache::LogLevel::kError;
-    auto cache = kcache::Cache::open(options);
-    if (!cache) {
-      std::fprintf(stderr,
-                   "kcache: warning [layer] the OpenCL layer is off: the cache cannot be "
-                   "opened (%s)\n",
-                   cache.status().message().c_str());
-      return nullptr;
-    }
-    const kcache::ResolvedConfig& config = (*cache)->config();
-    if (!config.enabled) return nullptr;
-    if (config.log_level >= kcache::LogLevel::kInfo) {
-      std::fprintf(stderr,
-                   "kcache: info [layer] OpenCL layer active: program builds from source are "
-                   "served from %s (KCACHE_LAYER_DISABLE=1 turns it off)\n",
-                   config.user_dir.c_str());
-    }
+    auto cache = kcache::layer::open_layer_cache("layer", "OpenCL layer",
+                                                 "program builds from source are served");
+    if (!cache) return nullptr;
     auto* made = new Layer;  // never deleted: see Layer
-    made->cache = std::move(*cache);
+    made->cache = std::move(cache);
     return made;
   }();
   return active;

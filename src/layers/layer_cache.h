@@ -1,0 +1,41 @@
+// The cache a drop-in layer serves from (the OpenCL layer, the NVRTC shim),
+// opened the same way by each: quiet unless KCACHE_LOG_LEVEL asks (under a
+// program that never heard of kcache, its warnings, such as the missing
+// package, would be noise on that program's stderr; errors are still
+// said), one warning when it cannot be opened, one info line saying the
+// layer is active.
+#pragma once
+
+#include <kcache/cache.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace kcache::layer {
+
+// The cache, or nullptr when the layer serves nothing (it cannot be opened,
+// or it is disabled). `tag` is the log tag ("layer"), `name` the layer's
+// ("OpenCL layer"), `serves` what its info line says it serves.
+inline std::unique_ptr<Cache> open_layer_cache(const char* tag, const char* name,
+                                               const std::string& serves) {
+  CacheOptions options;
+  if (std::getenv("KCACHE_LOG_LEVEL") == nullptr) options.log_level = LogLevel::kError;
+  auto cache = Cache::open(options);
+  if (!cache) {
+    std::fprintf(stderr, "kcache: warning [%s] the %s is off: the cache cannot be opened (%s)\n",
+                 tag, name, cache.status().message().c_str());
+    return nullptr;
+  }
+  const ResolvedConfig& config = (*cache)->config();
+  if (!config.enabled) return nullptr;
+  if (config.log_level >= LogLevel::kInfo) {
+    std::fprintf(stderr,
+                 "kcache: info [%s] %s active: %s from %s (KCACHE_LAYER_DISABLE=1 turns it off)\n",
+                 tag, name, serves.c_str(), config.user_dir.c_str());
+  }
+  return std::move(*cache);
+}
+
+}  // namespace kcache::layer
