@@ -85,9 +85,8 @@ class Scanner {
     }
     if (everywhere_) {
       if (!settings_.everywhere_is_enough) {
-        result_.unkeyable =
-            "an #include through a macro kcache cannot expand (it may name any file), or a file "
-            "with trigraphs";
+        result_.unkeyable = "an #include through a macro kcache cannot expand (it may name any " +
+                            std::string("file), or a file with trigraphs: ") + why_everywhere_;
         return std::move(result_);
       }
       if (Status s = key_everything(); !s.is_ok()) return s;
@@ -102,11 +101,18 @@ class Scanner {
   }
 
  private:
+  static std::string where(const Includer& from) {
+    return from.kind == Includer::Kind::kMain ? std::string("the source") : from.path;
+  }
+
   Status follow() {
     while (!pending_.empty() && result_.unkeyable.empty()) {
       Pending item = std::move(pending_.front());
       pending_.pop_front();
-      if (item.directives->uncertain) everywhere_ = true;
+      if (item.directives->uncertain && !everywhere_) {
+        everywhere_ = true;
+        why_everywhere_ = "what " + where(item.from) + " includes cannot be told for sure";
+      }
       for (const IncludeDirective& include : item.directives->includes) {
         if (include.computed()) {
           computed_.push_back({include, item.from});
@@ -287,6 +293,7 @@ class Scanner {
       auto names = expand(include.expression, 0);
       if (!names) {
         everywhere_ = true;
+        why_everywhere_ = "#include " + include.expression + " in " + where(from);
         break;
       }
       for (const auto& candidate : *names) {
@@ -395,6 +402,7 @@ class Scanner {
   std::size_t walked_files_ = 0;
   std::uint64_t walked_bytes_ = 0;
   bool everywhere_ = false;
+  std::string why_everywhere_;  // what set everywhere_, for the message
 };
 
 }  // namespace
