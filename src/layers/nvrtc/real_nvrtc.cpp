@@ -1,0 +1,155 @@
+// Finding and opening the real libnvrtc for the NVRTC shim's stand-in
+// (docs/design.md §10): never by its soname, which is the stand-in's.
+#include "layers/nvrtc/real_nvrtc.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#ifndef KCACHE_NVRTC_SONAME
+#error "KCACHE_NVRTC_SONAME names the library this stand-in is (e.g. libnvrtc.so.13)"
+#endif
+
+namespace kcache::layer {
+namespace {
+
+// This library's own file, told apart from the real one by inode.
+bool is_this_library(const std::string& path) {
+  Dl_info info{};
+  struct stat own {};
+  struct stat other {};
+  if (::dladdr(reinterpret_cast<void*>(&is_this_library), &info) == 0 || !info.dli_fname ||
+      ::stat(info.dli_fname, &own) != 0 || ::stat(path.c_str(), &other) != 0) {
+    return false;
+  }
+  return own.st_dev == other.st_dev && own.st_ino == other.st_ino;
+}
+
+// The files the loader's cache lists for the soname (`ldconfig -p`), for
+// this process's word size. Asking the loader itself (dlmopen in a fresh
+// namespace) would map and initialise a second copy of NVRTC in the
+// program, which has crashed NVRTC 13 under AddressSanitizer.
+std::vector<std::string> loader_cache_entries() {
+  std::vector<std::string> paths;
+  const char* ldconfig = ::access("/sbin/ldconfig", X_OK) == 0       ? "/sbin/ldconfig"
+                         : ::access("/usr/sbin/ldconfig", X_OK) == 0 ? "/usr/sbin/ldconfig"
+                                                                     : nullptr;
+  if (ldconfig == nullptr) return paths;
+  FILE* listing = ::popen((std::string(ldconfig) + " -p 2>/dev/null").c_str(), "r");
+  if (listing == nullptr) return paths;
+  const std::string name = std::string(KCACHE_NVRTC_SONAME) + " (";
+  char line[4096];
+  while (std::fgets(line, sizeof line, listing) != nullptr) {
+    std::string_view text(line);
+    while (!text.empty() && (text.front() == '\t' || text.front() == ' ')) text.remove_prefix(1);
+    const std::size_t arrow = text.find(" => ");
+    if (!text.starts_with(name) || arrow == std::string_view::npos) continue;
+    const bool wide = text.substr(0, arrow).find("64") != std::string_view::npos;
+    if (wide != (sizeof(void*) == 8)) continue;
+    std::string path(text.substr(arrow + 4));
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+    paths.push_back(std::move(path));
+  }
+  ::pclose(listing);
+  return paths;
+}
+
+// Where the real library may be, in the loader's order: KCACHE_NVRTC_LIBRARY,
+// the folders of LD_LIBRARY_PATH; then (`searched`, which runs ldconfig)
+// the loader's cache, its default folders and the toolkit folders.
+std::vector<std::string> real_candidates(bool searched) {
+  std::vector<std::string> paths;
+  if (!searched) {
+    if (const char* named = std::getenv("KCACHE_NVRTC_LIBRARY");
+        named && std::strchr(named, '/') != nullptr) {
+      paths.emplace_back(named);
+    }
+    if (const char* dirs = std::getenv("LD_LIBRARY_PATH")) {
+      std::string_view rest = dirs;
+      while (!rest.empty()) {
+        const std::size_t colon = rest.find(':');
+        const std::string dir(rest.substr(0, colon));
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+        if (!dir.empty()) paths.push_back(dir + "/" + KCACHE_NVRTC_SONAME);
+      }
+    }
+    return paths;
+  }
+  paths = loader_cache_entries();
+  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+                          "/usr/lib64", "/lib", "/usr/lib"}) {
+    paths.push_back(std::string(dir) + "/" + KCACHE_NVRTC_SONAME);
+  }
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* root = std::getenv(var); root && *root) {
+      paths.push_back(std::string(root) + "/lib64/" + KCACHE_NVRTC_SONAME);
+    }
+  }
+  paths.emplace_back(std::string("/usr/local/cuda/lib64/") + KCACHE_NVRTC_SONAME);
+  return paths;
+}
+
+template <class F>
+void bind(void* handle, F& function, const char* name) {
+  function = reinterpret_cast<F>(::dlsym(handle, name));
+}
+
+// The real library, opened once; nullptr when none is found (said once).
+}  // namespace
+
+const Real* real() {
+  static const Real* const loaded = []() -> const Real* {
+    for (const bool searched : {false, true}) {
+      for (const auto& path : real_candidates(searched)) {
+        if (::access(path.c_str(), R_OK) != 0 || is_this_library(path)) continue;
+        void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (handle == nullptr) continue;
+        auto* r = new Real;  // never deleted: programs outlive static destructors
+        r->path = path;
+        bind(handle, r->GetErrorString, "nvrtcGetErrorString");
+        bind(handle, r->Version, "nvrtcVersion");
+        bind(handle, r->GetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
+        bind(handle, r->GetSupportedArchs, "nvrtcGetSupportedArchs");
+        bind(handle, r->CreateProgram, "nvrtcCreateProgram");
+        bind(handle, r->DestroyProgram, "nvrtcDestroyProgram");
+        bind(handle, r->CompileProgram, "nvrtcCompileProgram");
+        bind(handle, r->GetPTXSize, "nvrtcGetPTXSize");
+        bind(handle, r->GetPTX, "nvrtcGetPTX");
+        bind(handle, r->GetCUBINSize, "nvrtcGetCUBINSize");
+        bind(handle, r->GetCUBIN, "nvrtcGetCUBIN");
+        bind(handle, r->GetNVVMSize, "nvrtcGetNVVMSize");
+        bind(handle, r->GetNVVM, "nvrtcGetNVVM");
+        bind(handle, r->GetLTOIRSize, "nvrtcGetLTOIRSize");
+        bind(handle, r->GetLTOIR, "nvrtcGetLTOIR");
+        bind(handle, r->GetOptiXIRSize, "nvrtcGetOptiXIRSize");
+        bind(handle, r->GetOptiXIR, "nvrtcGetOptiXIR");
+        bind(handle, r->GetProgramLogSize, "nvrtcGetProgramLogSize");
+        bind(handle, r->GetProgramLog, "nvrtcGetProgramLog");
+        bind(handle, r->AddNameExpression, "nvrtcAddNameExpression");
+        bind(handle, r->GetLoweredName, "nvrtcGetLoweredName");
+        bind(handle, r->GetPCHHeapSize, "nvrtcGetPCHHeapSize");
+        bind(handle, r->SetPCHHeapSize, "nvrtcSetPCHHeapSize");
+        bind(handle, r->GetPCHCreateStatus, "nvrtcGetPCHCreateStatus");
+        bind(handle, r->GetPCHHeapSizeRequired, "nvrtcGetPCHHeapSizeRequired");
+        bind(handle, r->SetFlowCallback, "nvrtcSetFlowCallback");
+        r->CPEx = ::dlsym(handle, "__nvrtcCPEx");
+        if (r->CreateProgram && r->CompileProgram && r->DestroyProgram) return r;
+      }
+    }
+    std::fprintf(stderr,
+                 "kcache: error [nvrtc shim] no real %s was found (KCACHE_NVRTC_LIBRARY, "
+                 "LD_LIBRARY_PATH, the loader's folders, $CUDA_HOME/lib64): every NVRTC call "
+                 "fails\n",
+                 KCACHE_NVRTC_SONAME);
+    return nullptr;
+  }();
+  return loaded;
+}
+
+}  // namespace kcache::layer
