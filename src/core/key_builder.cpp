@@ -60,6 +60,14 @@ void collect_defines(const ParsedOptions& options, std::vector<std::string>& def
   }
 }
 
+// Whether a -D of `options` tests for a header (`-DHAS_X=__has_include(<x>)`,
+// or defines a macro that does): the source may use it with no #include.
+bool defines_test_headers(const ParsedOptions& options) {
+  return std::any_of(options.tokens.begin(), options.tokens.end(), [](const std::string& token) {
+    return token.starts_with("-D") && token.find("__has_") != std::string::npos;
+  });
+}
+
 // Writes a memo's shape: each piece prefixed by its length (8 raw bytes:
 // a shape is only hashed and compared, never read back), so no two shapes
 // differ in only where one piece ends.
@@ -222,7 +230,9 @@ KeyText memoized_text(const KernelRequest& request, const CompilerIdentity& comp
 Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdentity& compiler,
                                const CompilerInputs& inputs, const Target& target, const Env& env,
                                KeyMemo* memo, KeyedFiles* keyed_files) {
-  if (request.source.empty()) return Status::invalid_argument("the request has no source");
+  // An empty source is a translation unit like any other (CuPy compiles
+  // one per option set to see what the compiler makes of nothing): the
+  // compiler, not the key, says whether it is valid.
   if (target.arch.empty()) return Status::invalid_argument("the request has no target arch");
   // A request keyed before, while all its scan looked at holds: the head
   // it had, found by everything it was derived from (parsing the options,
@@ -269,7 +279,9 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   const bool forced = std::any_of(options->paths.begin(), options->paths.end(), [](const auto& p) {
     return p.role == OptionRole::kForcedInclude || p.role == OptionRole::kMacrosFile;
   });
-  if (!forced && leading->paths.empty() && trailing->paths.empty() && !source_reads) {
+  if (!forced && leading->paths.empty() && trailing->paths.empty() && !source_reads &&
+      !defines_test_headers(*options) && !defines_test_headers(*leading) &&
+      !defines_test_headers(*trailing)) {
     return key_text(request, compiler, inputs, target, *options, IncludeScan{});
   }
 

@@ -3,6 +3,7 @@
 #include <string.h>  // memmem
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -14,6 +15,21 @@ bool is_ident(char c) {
          c == '$' || static_cast<unsigned char>(c) >= 0x80;
 }
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
+
+// Past the "..." or '...' literal that starts at `at`: at its closing
+// quote's next character, or the end of the text.
+std::size_t past_literal(std::string_view text, std::size_t at) {
+  const char quote = text[at++];
+  while (at < text.size()) {
+    const char c = text[at++];
+    if (c == '\\' && at < text.size()) {
+      ++at;
+    } else if (c == quote) {
+      break;
+    }
+  }
+  return at;
+}
 
 // Translation phase 2: every backslash followed by a newline (blanks in
 // between tolerated, as gcc and clang do) is removed.
@@ -166,25 +182,73 @@ class Lexer {
       skip_blanks();
       const std::string macro(read_identifier());
       if (macro.empty()) return;
+      FunctionMacro function{macro, {}, false, {}};
       const bool function_like = pos_ < text_.size() && text_[pos_] == '(';
+      if (function_like) read_params(function);
       std::string body = rest_of_line();
       // A body may test for a header (#define HAS __has_include("x.h")),
-      // used later in an #if: what it names is looked for as any test is.
+      // used later in an #if: what it names is looked for as any test is,
+      // unless a parameter names it (the scanner follows the calls then).
       if (body.find("__has_") != std::string::npos) {
         for (auto& include : Lexer(body, raw_strings_).run().includes) {
-          if (include.kind == IncludeDirective::Kind::kHasInclude) {
+          if (include.kind == IncludeDirective::Kind::kHasInclude &&
+              !(include.computed()
+                    ? mentions_any(include.expression, function.params)
+                    : !include.quoted && mentions_any(include.name, function.params))) {
             found_.includes.push_back(std::move(include));
           }
         }
       }
       if (function_like) {
-        found_.function_macros.push_back(macro);
+        function.body = std::move(body);
+        found_.function_macros.push_back(std::move(function));
       } else {
+        add_calls(body);
         found_.defines.push_back({macro, std::move(body)});
       }
+    } else if (name == "if" || name == "elif") {
+      const std::size_t start = pos_;
+      add_calls(rest_of_line());
+      pos_ = start;
     }
     // Anything else: the rest of the line is lexed as code (an #if may
     // hold __has_include).
+  }
+
+  // `(a, b, ...)` after a function-like macro's name, pos_ at the '(';
+  // pos_ ends past the ')' (or at the end of the line if there is none).
+  void read_params(FunctionMacro& function) {
+    ++pos_;
+    while (pos_ < text_.size() && text_[pos_] != '\n') {
+      skip_blanks();
+      std::string param(read_identifier());
+      skip_blanks();
+      if (text_.substr(pos_).starts_with("...")) {
+        function.variadic = true;
+        function.params.push_back(param.empty() ? "__VA_ARGS__" : param);
+        pos_ += 3;
+        skip_blanks();
+      } else if (!param.empty()) {
+        function.params.push_back(std::move(param));
+      }
+      if (pos_ >= text_.size() || text_[pos_] == '\n') return;
+      const char c = text_[pos_++];
+      if (c == ')') return;
+      if (c != ',') return;  // not a parameter list a compiler takes
+    }
+  }
+
+  // The macro calls of an #if line or a macro's body, but __has_include's
+  // own (found as includes).
+  void add_calls(std::string_view text) {
+    auto calls = find_macro_calls(text);
+    if (!calls) {
+      found_.uncertain = true;  // too deep to follow: the scanner keys everything
+      return;
+    }
+    for (auto& call : *calls) {
+      if (!call.name.starts_with("__has_")) found_.calls.push_back(std::move(call));
+    }
   }
 
   // An identifier, or the prefix of a raw string literal, or __has_include.
@@ -336,7 +400,8 @@ void merge(SourceDirectives& found, SourceDirectives more) {
     }
   }
   for (auto& define : more.defines) found.defines.push_back(std::move(define));
-  for (auto& name : more.function_macros) found.function_macros.push_back(std::move(name));
+  for (auto& macro : more.function_macros) found.function_macros.push_back(std::move(macro));
+  for (auto& call : more.calls) found.calls.push_back(std::move(call));
   found.uncertain = found.uncertain || more.uncertain;
 }
 
@@ -376,6 +441,87 @@ bool directive_may_read(std::string_view text, std::size_t at) {
            line.find('\\') != std::string_view::npos;  // continued: look at it all
   }
   return false;
+}
+
+bool mentions_any(std::string_view text, const std::vector<std::string>& words) {
+  if (words.empty()) return false;
+  for (std::size_t at = 0; at < text.size();) {
+    if (text[at] == '"' || text[at] == '\'') {
+      at = past_literal(text, at);  // no macro is replaced inside a literal
+    } else if (is_ident(text[at])) {
+      const std::size_t start = at;
+      while (at < text.size() && is_ident(text[at])) ++at;
+      const std::string_view word = text.substr(start, at - start);
+      if (std::find(words.begin(), words.end(), word) != words.end()) return true;
+    } else {
+      ++at;
+    }
+  }
+  return false;
+}
+
+std::optional<std::vector<MacroCall>> find_macro_calls(std::string_view text) {
+  // One pass with a stack of the open parentheses (a call's, or a plain
+  // one's): each call's arguments are cut at its own commas, the calls
+  // inside them found on the way.
+  static constexpr std::size_t kNoCall = static_cast<std::size_t>(-1);
+  struct Open {
+    std::size_t call = kNoCall;  // index into calls, or kNoCall
+    std::size_t argument = 0;    // where the call's current argument starts
+  };
+  static constexpr std::size_t kMaxDepth = 256;
+  std::vector<MacroCall> calls;
+  std::vector<Open> open;
+  auto argument = [&](const Open& at, std::size_t end) {
+    std::string_view piece = text.substr(at.argument, end - at.argument);
+    while (!piece.empty() && (is_blank(piece.front()) || piece.front() == '\n')) {
+      piece.remove_prefix(1);
+    }
+    while (!piece.empty() && (is_blank(piece.back()) || piece.back() == '\n')) {
+      piece.remove_suffix(1);
+    }
+    calls[at.call].arguments.emplace_back(piece);
+  };
+  auto close = [&](std::size_t end) {
+    const Open last = open.back();
+    open.pop_back();
+    if (last.call == kNoCall) return;
+    argument(last, end);
+    auto& arguments = calls[last.call].arguments;
+    if (arguments.size() == 1 && arguments[0].empty()) arguments.clear();  // F()
+  };
+  for (std::size_t at = 0; at < text.size();) {
+    const char c = text[at];
+    if (c == '"' || c == '\'') {
+      at = past_literal(text, at);
+    } else if (is_ident(c) && !(c >= '0' && c <= '9')) {
+      const std::size_t start = at;
+      while (at < text.size() && is_ident(text[at])) ++at;
+      const std::string_view name = text.substr(start, at - start);
+      std::size_t paren = at;
+      while (paren < text.size() && (is_blank(text[paren]) || text[paren] == '\n')) ++paren;
+      if (paren < text.size() && text[paren] == '(' && name != "defined") {
+        open.push_back({calls.size(), paren + 1});
+        calls.push_back({std::string(name), {}});
+        at = paren + 1;
+      }
+    } else if (c >= '0' && c <= '9') {
+      while (at < text.size() && is_ident(text[at])) ++at;  // a number, 0x1F too
+    } else {
+      if (c == '(') {
+        open.push_back({});
+      } else if (c == ',' && !open.empty() && open.back().call != kNoCall) {
+        argument(open.back(), at);
+        open.back().argument = at + 1;
+      } else if (c == ')' && !open.empty()) {
+        close(at);
+      }
+      ++at;
+    }
+    if (open.size() > kMaxDepth) return std::nullopt;
+  }
+  while (!open.empty()) close(text.size());  // unclosed: up to the end
+  return calls;
 }
 
 bool may_read_files(std::string_view text) {

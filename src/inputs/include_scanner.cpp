@@ -41,23 +41,32 @@ class Scanner {
  public:
   Scanner(const std::vector<Header>& memory, const IncludeModel& model, const Env& env,
           const ScanSettings& settings)
-      : memory_(memory), model_(model), env_(env), settings_(settings) {
-    for (const auto& define : settings.defines) {
-      const std::size_t eq = define.find('=');
-      const std::string name = define.substr(0, std::min(eq, define.find('(')));
-      if (define.find('(') < eq) {
-        function_macros_.insert(name);
-      } else {
-        macros_[name].push_back(eq == std::string::npos ? "1" : define.substr(eq + 1));
-      }
-    }
-  }
+      : memory_(memory), model_(model), env_(env), settings_(settings) {}
 
   Result<IncludeScan> run(std::string_view source) {
+    // The -D options, read as the #define lines they stand for (a value
+    // may test for a header, or define a macro that does).
+    const Includer from_main{Includer::Kind::kMain, {}};
+    bool options_test = false;
+    if (!settings_.defines.empty()) {
+      std::string lines;
+      for (const auto& define : settings_.defines) {
+        const std::size_t eq = define.find('=');
+        std::string line = "#define " + define.substr(0, eq) + " " +
+                           (eq == std::string::npos ? "1" : define.substr(eq + 1));
+        std::replace(line.begin(), line.end(), '\n', ' ');
+        lines += line + "\n";
+        options_test = options_test || define.find("__has_") != std::string::npos;
+      }
+      auto defined = std::make_shared<const SourceDirectives>(find_directives(lines));
+      learn(*defined);
+      pending_.push_back({from_main, std::move(defined)});
+    }
     // A source that cannot name a file needs no lexing (its macros matter
-    // only to its own computed includes).
+    // only to its own computed includes), unless a forced include or an
+    // option may define a macro that wraps __has_include for it to call.
     std::shared_ptr<const SourceDirectives> main;
-    if (!may_read_files(source)) {
+    if (!may_read_files(source) && model_.forced_includes().empty() && !options_test) {
       main = std::make_shared<const SourceDirectives>();
     } else if (settings_.digests != nullptr) {
       main = settings_.digests->text(source, true).directives;
@@ -65,7 +74,6 @@ class Scanner {
       main = std::make_shared<const SourceDirectives>(find_directives(source));
     }
     learn(*main);
-    const Includer from_main{Includer::Kind::kMain, {}};
     for (const auto& file : model_.forced_includes()) {
       if (Status s = resolve(file, model_.forced_places(file), Kind::kInclude); !s.is_ok()) {
         return s;
@@ -112,6 +120,10 @@ class Scanner {
       if (item.directives->uncertain && !everywhere_) {
         everywhere_ = true;
         why_everywhere_ = "what " + where(item.from) + " includes cannot be told for sure";
+      }
+      for (const MacroCall& call : item.directives->calls) {
+        calls_.push_back({call, item.from});
+        ++definitions_;  // a new one to settle
       }
       for (const IncludeDirective& include : item.directives->includes) {
         if (include.computed()) {
@@ -258,7 +270,9 @@ class Scanner {
   // The macros a computed include may be spelled with.
   void learn(const SourceDirectives& directives) {
     for (const auto& define : directives.defines) macros_[define.name].push_back(define.value);
-    for (const auto& name : directives.function_macros) function_macros_.insert(name);
+    for (const auto& macro : directives.function_macros) {
+      function_macros_[macro.name].push_back(macro);
+    }
     definitions_ += directives.defines.size() + directives.function_macros.size();
   }
 
@@ -287,6 +301,7 @@ class Scanner {
   // Every computed include seen so far, with every definition seen so far;
   // each candidate is looked up once (settled_).
   Status settle_computed() {
+    settle_calls();
     for (std::size_t i = 0; i < computed_.size(); ++i) {
       const auto [include, from] = computed_[i];  // a copy: resolve() may add to computed_
       if (everywhere_) break;
@@ -319,6 +334,111 @@ class Scanner {
       }
     }
     return Status::ok();
+  }
+
+  // One __has_include a macro expands to: for its argument's `param`th
+  // argument (the rest of them, from there, for a variadic one), or for
+  // `fixed` (param -1).
+  struct HasIncludeUse {
+    bool next = false;
+    int param = -1;
+    bool rest = false;
+    std::string fixed;
+  };
+
+  // The __has_includes a call of `name` expands to, from every definition
+  // seen; nullopt when a parameter reaches one in a way kcache cannot
+  // follow (pasted, stringified, within a header name).
+  std::optional<std::vector<HasIncludeUse>> has_include_uses(const std::string& name,
+                                                             std::set<std::string>& visiting) {
+    if (name == "__has_include" || name == "__has_embed")
+      return {{HasIncludeUse{false, 0, false, {}}}};
+    if (name == "__has_include_next") return {{HasIncludeUse{true, 0, false, {}}}};
+    if (visiting.size() > 32) return std::nullopt;
+    // A macro is not replaced again within its own expansion.
+    if (!visiting.insert(name).second) return std::vector<HasIncludeUse>{};
+    std::optional<std::vector<HasIncludeUse>> all{std::in_place};
+    if (auto it = macros_.find(name); it != macros_.end()) {
+      for (const auto& value : it->second) {
+        if (!is_identifier(value)) continue;  // `#define H __has_include` names another
+        auto more = has_include_uses(value, visiting);
+        if (!more) return std::nullopt;
+        all->insert(all->end(), more->begin(), more->end());
+      }
+    }
+    if (auto it = function_macros_.find(name); it != function_macros_.end()) {
+      for (const FunctionMacro& macro : it->second) {
+        auto calls = find_macro_calls(macro.body);
+        if (!calls) return std::nullopt;
+        for (const MacroCall& call : *calls) {
+          auto inner = has_include_uses(call.name, visiting);
+          if (!inner) return std::nullopt;
+          for (const HasIncludeUse& use : *inner) {
+            if (use.param < 0) {
+              all->push_back(use);
+              continue;
+            }
+            const std::string argument = argument_of(call, use);
+            const auto param = std::find(macro.params.begin(), macro.params.end(), argument);
+            if (param != macro.params.end()) {
+              const int index = static_cast<int>(param - macro.params.begin());
+              all->push_back(
+                  {use.next, index, macro.variadic && param + 1 == macro.params.end(), {}});
+            } else if (mentions_any(argument, macro.params)) {
+              return std::nullopt;
+            } else if (!argument.empty()) {
+              all->push_back({use.next, -1, false, argument});
+            }
+          }
+        }
+      }
+    }
+    visiting.erase(name);
+    return all;
+  }
+
+  static std::string argument_of(const MacroCall& call, const HasIncludeUse& use) {
+    if (use.param < 0) return use.fixed;
+    const auto index = static_cast<std::size_t>(use.param);
+    if (index >= call.arguments.size()) return {};
+    if (!use.rest) return call.arguments[index];
+    std::string joined = call.arguments[index];
+    for (std::size_t i = index + 1; i < call.arguments.size(); ++i) {
+      joined += ", " + call.arguments[i];
+    }
+    return joined;
+  }
+
+  // Every macro call seen so far, with every definition seen so far: a
+  // call of a macro that wraps __has_include tests for the header its
+  // argument names, which is then settled as a computed __has_include.
+  void settle_calls() {
+    std::map<std::string, std::optional<std::vector<HasIncludeUse>>> known;  // by macro
+    for (std::size_t i = 0; i < calls_.size() && !everywhere_; ++i) {
+      const auto& [call, from] = calls_[i];
+      auto found = known.find(call.name);
+      if (found == known.end()) {
+        std::set<std::string> visiting;
+        found = known.emplace(call.name, has_include_uses(call.name, visiting)).first;
+      }
+      const auto& uses = found->second;
+      if (!uses) {
+        everywhere_ = true;
+        why_everywhere_ = "a __has_include through macro " + call.name + " in " + where(from) +
+                          " that kcache cannot follow";
+        return;
+      }
+      for (const HasIncludeUse& use : *uses) {
+        const std::string argument = argument_of(call, use);
+        if (argument.empty()) continue;  // tests for nothing: the compiler's error
+        if (!tested_.insert(std::to_string(i) + (use.next ? "n" : "") + argument).second) continue;
+        IncludeDirective test;
+        test.kind = Kind::kHasInclude;
+        test.next = use.next;
+        test.expression = argument;
+        computed_.push_back({std::move(test), from});
+      }
+    }
   }
 
   // Every in-memory header and every file under every folder the search
@@ -391,11 +511,13 @@ class Scanner {
   Status status_;
   std::deque<Pending> pending_;
   std::vector<std::pair<IncludeDirective, Includer>> computed_;
+  std::vector<std::pair<MacroCall, Includer>> calls_;
+  std::set<std::string> tested_;  // the calls' tests already queued in computed_
   std::set<std::string> seen_;
   std::set<std::string> settled_;
   std::set<std::string> folders_;
   std::map<std::string, std::vector<std::string>> macros_;
-  std::set<std::string> function_macros_;
+  std::map<std::string, std::vector<FunctionMacro>> function_macros_;
   std::uint64_t bytes_ = 0;
   // Grows with every definition learned and every computed include met.
   std::size_t definitions_ = 0;

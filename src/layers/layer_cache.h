@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace kcache::layer {
@@ -36,6 +38,21 @@ inline std::unique_ptr<Cache> open_layer_cache(const char* tag, const char* name
                  tag, name, serves.c_str(), config.user_dir.c_str());
   }
   return std::move(*cache);
+}
+
+// Says once per reason, at info level, why the layer left a compile to the
+// real library (`real`: "NVRTC", "the OpenCL platform"): the request could
+// not be keyed or the cache failed. The program sees the real call's
+// result either way.
+inline void say_left_to_real(const Cache& cache, const char* tag, const char* real,
+                             const std::string& why) {
+  if (cache.config().log_level < LogLevel::kInfo) return;
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard lock(mutex);
+  if (said.size() > 64 || !said.insert(why).second) return;
+  std::fprintf(stderr, "kcache: info [%s] compiled by %s itself, not cached: %s\n", tag, real,
+               why.c_str());
 }
 
 }  // namespace kcache::layer

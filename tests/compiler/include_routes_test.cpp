@@ -194,6 +194,27 @@ std::vector<Route> routes() {
              "-Iinc");
        },
        [](const TempFolder& dir, KernelRequest&) { write_file(dir / "inc/opt.h", "\n"); }},
+      // CCCL's `#define _CCCL_HAS_INCLUDE(_X) __has_include(_X)`, called
+      // from an #if: the call tests for the header, not the macro's body.
+      {"HasIncludeThroughAMacro",
+       {},
+       [](const TempFolder& dir, const Backend& b) {
+         write_file(dir / "inc/cccl.h",
+                    "#define WRAP_HAS(_X) __has_include(_X)\n#define MY_HAS WRAP_HAS\n");
+         return with(b,
+                     "#include \"cccl.h\"\n#if MY_HAS(<opt.h>)\n#define MARK 2\n#else\n"
+                     "#define MARK 1\n#endif\n",
+                     "-Iinc");
+       },
+       [](const TempFolder& dir, KernelRequest&) { write_file(dir / "inc/opt.h", "\n"); }},
+      {"HasIncludeThroughAnOptionMacro",
+       {"gcc", "nvrtc", "hip"},
+       [](const TempFolder& dir, const Backend& b) {
+         std::filesystem::create_directories(dir / "inc");
+         return with(b, "#if WRAP_HAS(<opt.h>)\n#define MARK 2\n#else\n#define MARK 1\n#endif\n",
+                     "-Iinc '-DWRAP_HAS(_X)=__has_include(_X)'");
+       },
+       [](const TempFolder& dir, KernelRequest&) { write_file(dir / "inc/opt.h", "\n"); }},
       {"MacroNamingADiskHeader",
        {},
        [](const TempFolder& dir, const Backend& b) {

@@ -23,7 +23,9 @@
 //    `#if __has_include("n")` and (<n>) around a line of its own; `#define
 //    HA "n"` then `#include HA`; a lone `#define HA <n>`; a lone `#include
 //    HA` (HA or HB, so definitions meet across files); `#if 0` around an
-//    #include; `#include "n" // c`. Each n is one of a.h, b.h, c.h, m.h,
+//    #include; `#include "n" // c`; a lone `#define WRAP_HAS(_X)
+//    __has_include(_X)` (or _next), and `#if WRAP_HAS("n")` (or <n>)
+//    behind `#ifdef WRAP_HAS` around a line of its own. Each n is one of a.h, b.h, c.h, m.h,
 //    t/a.h, t/b.h, d/a.h, s/t/b.h.
 //  - The main source, made the same way, and 0-3 in-memory headers
 //    (KernelRequest::headers) named m.h, a.h, t/a.h, d/a.h or d/b.h.
@@ -153,7 +155,7 @@ std::string guarded(const std::string& condition, const std::string& lines) {
 // its own name, so that most graphs compile: an #include that finds
 // nothing stops gcc.
 std::string directive(Choices& in, const Case& c, const std::string& marker) {
-  const unsigned form = in.pick(16);
+  const unsigned form = in.pick(18);
   const bool guard = in.pick(16) != 15;
   const std::string n = in.pick_of(kIncludeNames);
   const std::string quoted = "\"" + n + "\"";
@@ -203,6 +205,14 @@ std::string directive(Choices& in, const Case& c, const std::string& marker) {
     }
     case 14:
       return guarded("0", "#include " + quoted + "\n");
+    case 16:  // CCCL's wrapper, lone, so that definitions and calls meet across files
+      return "#define WRAP_HAS(_X) " +
+             std::string(in.pick(2) == 0 ? "__has_include(_X)\n" : "__has_include_next(_X)\n");
+    case 17:
+      return "#ifdef WRAP_HAS\n" +
+             guarded("WRAP_HAS(" + (in.pick(2) == 0 ? quoted : angled) + ")",
+                     "int w_" + marker + ";\n") +
+             "#endif\n";
     default:
       return maybe_guarded("__has_include", quoted, "#include " + quoted + " // c\n");
   }

@@ -89,7 +89,67 @@ TEST(DirectivesTest, ComputedIncludesAndMacros) {
   ASSERT_EQ(found.defines.size(), 1u);
   EXPECT_EQ(found.defines[0].name, "H");
   EXPECT_EQ(found.defines[0].value, "\"x.h\"");
-  EXPECT_EQ(found.function_macros, (std::vector<std::string>{"F"}));
+  ASSERT_EQ(found.function_macros.size(), 1u);
+  EXPECT_EQ(found.function_macros[0].name, "F");
+  EXPECT_EQ(found.function_macros[0].params, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(found.function_macros[0].body, "a");
+}
+
+TEST(DirectivesTest, FunctionMacrosKeepTheirParametersAndBody) {
+  auto found = find_directives(
+      "#define F( a , b ) a + b /* c */\n#define V(...) f(__VA_ARGS__)\n"
+      "#define G(x, rest...) x\n");
+  ASSERT_EQ(found.function_macros.size(), 3u);
+  EXPECT_EQ(found.function_macros[0].params, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(found.function_macros[0].body, "a + b");
+  EXPECT_FALSE(found.function_macros[0].variadic);
+  EXPECT_EQ(found.function_macros[1].params, (std::vector<std::string>{"__VA_ARGS__"}));
+  EXPECT_TRUE(found.function_macros[1].variadic);
+  EXPECT_EQ(found.function_macros[2].params, (std::vector<std::string>{"x", "rest"}));
+  EXPECT_TRUE(found.function_macros[2].variadic);
+}
+
+// CCCL's `#define _CCCL_HAS_INCLUDE(_X) __has_include(_X)`: the body tests
+// for whatever a call passes, not for a header named _X; the calls in #if
+// lines (and in object-like macros) are what the scanner follows.
+TEST(DirectivesTest, AMacroThatWrapsHasIncludeIsCalledNotIncluded) {
+  auto found = find_directives(
+      "#define _CCCL_HAS_INCLUDE(_X) __has_include(_X)\n"
+      "#if _CCCL_HAS_INCLUDE(<cuda_fp16.h>) && \\\n  _CCCL_HAS_CTK() || defined(X)\n#endif\n"
+      "#define HAS_BF16 _CCCL_HAS_INCLUDE(<cuda_bf16.h>)\n"
+      "#define PATH(x) __has_include(<x.h>)\n#define LIT(x) __has_include(\"lit.h\")\n");
+  for (const auto& include : found.includes) {
+    EXPECT_FALSE(include.computed()) << include.expression;
+    EXPECT_NE(include.name, "x.h");  // a parameter, replaced by what a call passes
+  }
+  EXPECT_TRUE(has(found, "lit.h"));  // no parameter is replaced in a literal
+  std::vector<std::string> calls;
+  for (const auto& call : found.calls) {
+    calls.push_back(call.name + "(" + (call.arguments.empty() ? "" : call.arguments[0]) + ")");
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"_CCCL_HAS_INCLUDE(<cuda_fp16.h>)", "_CCCL_HAS_CTK()",
+                                             "_CCCL_HAS_INCLUDE(<cuda_bf16.h>)"}));
+}
+
+TEST(DirectivesTest, MacroCallsAndTheirArguments) {
+  auto found = find_macro_calls("A(B(<x.h>), \"a,)\", (c, d)) && defined(Z) && C ( ) && 'x'(");
+  ASSERT_TRUE(found.has_value());
+  const auto& calls = *found;
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].name, "A");
+  EXPECT_EQ(calls[0].arguments, (std::vector<std::string>{"B(<x.h>)", "\"a,)\"", "(c, d)"}));
+  EXPECT_EQ(calls[1].name, "B");
+  EXPECT_EQ(calls[1].arguments, (std::vector<std::string>{"<x.h>"}));
+  EXPECT_EQ(calls[2].name, "C");
+  EXPECT_TRUE(calls[2].arguments.empty());
+  // Nesting deeper than kcache follows is said, never guessed (nor slow).
+  EXPECT_FALSE(find_macro_calls(std::string(100000, '(')).has_value());
+  EXPECT_FALSE(find_directives("#if " + std::string(300, 'f') + "\n").uncertain);
+  std::string deep = "#if ";
+  for (int i = 0; i < 300; ++i) deep += "F(";
+  EXPECT_TRUE(find_directives(deep + "\n").uncertain);
+  EXPECT_TRUE(mentions_any("<x.h>", {"x"}));
+  EXPECT_FALSE(mentions_any("\"x.h\" xy", {"x"}));
 }
 
 TEST(DirectivesTest, HasInclude) {

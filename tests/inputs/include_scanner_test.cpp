@@ -174,5 +174,66 @@ TEST(IncludeScannerTest, ComputedIncludes) {
   EXPECT_FALSE(unkeyable->unkeyable.empty());
 }
 
+// A __has_include through a macro (CCCL's _CCCL_HAS_INCLUDE), through a
+// chain of them, with a header name or a macro naming one: each call tests
+// for what it passes, keyed (or probed) as a plain __has_include is.
+TEST(IncludeScannerTest, HasIncludeThroughAMacroIsFollowedToItsCalls) {
+  TempFolder d;
+  write_file(d / "inc/wrap.h",
+             "#define _CCCL_HAS_INCLUDE(_X) __has_include(_X)\n"
+             "#define CHAIN(h) _CCCL_HAS_INCLUDE(h)\n#define ALIAS CHAIN\n"
+             "#define NEXT(...) __has_include_next(__VA_ARGS__)\n");
+  write_file(d / "inc/fp16.h", "");
+  write_file(d / "inc/bf16.h", "");
+  write_file(d / "inc/named.h", "");
+  write_file(d / "inc/later.h", "#if _CCCL_HAS_INCLUDE(\"late.h\")\n#endif\n");
+  write_file(d / "inc/late.h", "");
+  const std::string source =
+      "#include <later.h>\n#include <wrap.h>\n#define HDR <named.h>\n"
+      "#if _CCCL_HAS_INCLUDE(<fp16.h>) && ALIAS(<bf16.h>) && CHAIN(HDR)\n#endif\n"
+      "#if _CCCL_HAS_INCLUDE(<absent.h>)\n#endif\n";
+  auto found = scan(source, Dialect::kNvrtc, {dir(d / "inc")});
+  ASSERT_TRUE(found.is_ok());
+  EXPECT_EQ(found->unkeyable, "");
+  EXPECT_FALSE(found->searched_everywhere);
+  EXPECT_EQ(locations(*found),
+            (std::vector<std::string>{d / "inc/bf16.h", d / "inc/fp16.h", d / "inc/late.h",
+                                      d / "inc/later.h", d / "inc/named.h", d / "inc/wrap.h"}));
+  // The header that is not there is looked for: when it appears, the
+  // scan's probes tell.
+  EXPECT_TRUE(std::any_of(found->probes.begin(), found->probes.end(), [&](const ScanProbe& p) {
+    return p.path == d / "inc/absent.h" && !p.stamp;
+  }));
+}
+
+// A -D option may define the wrapper, or test for a header itself, for a
+// source with no #include at all.
+TEST(IncludeScannerTest, HasIncludeThroughAnOptionMacro) {
+  TempFolder d;
+  write_file(d / "one.h", "");
+  write_file(d / "two.h", "");
+  ScanSettings settings;
+  settings.defines = {"WRAP(x)=__has_include(x)", "HAS_TWO=__has_include(<two.h>)"};
+  auto found = scan("#if WRAP(<one.h>) && HAS_TWO\n#endif\n", Dialect::kNvrtc, {dir(d.path())}, {},
+                    settings);
+  ASSERT_TRUE(found.is_ok());
+  EXPECT_EQ(found->unkeyable, "");
+  EXPECT_EQ(locations(*found), (std::vector<std::string>{d / "one.h", d / "two.h"}));
+}
+
+// A parameter pasted into a header name (`<x.h>`) may name any header:
+// unkeyable for NVRTC (which lists nothing it read), named in the message;
+// never called, such a macro costs nothing.
+TEST(IncludeScannerTest, AHasIncludeMacroKcacheCannotFollowIsSaid) {
+  TempFolder d;
+  const std::string define = "#define PASTE(x) __has_include(<x.h>)\n";
+  auto unused = scan(define, Dialect::kNvrtc, {dir(d.path())});
+  ASSERT_TRUE(unused.is_ok());
+  EXPECT_EQ(unused->unkeyable, "");
+  auto called = scan(define + "#if PASTE(one)\n#endif\n", Dialect::kNvrtc, {dir(d.path())});
+  ASSERT_TRUE(called.is_ok());
+  EXPECT_NE(called->unkeyable.find("macro PASTE"), std::string::npos) << called->unkeyable;
+}
+
 }  // namespace
 }  // namespace kcache

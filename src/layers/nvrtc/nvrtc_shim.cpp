@@ -232,7 +232,10 @@ bool serve_compile(Shim& s, Program& p, const std::vector<std::string>& argv) {
   kcache::Compiler* backend = compiler(s);
   if (!request || backend == nullptr) return false;
   auto kernel = s.cache->get_or_compile(*request, *backend);
-  if (!kernel) return false;
+  if (!kernel) {
+    kcache::layer::say_left_to_real(*s.cache, "nvrtc shim", "NVRTC", kernel.status().to_string());
+    return false;
+  }
   const auto format = kernel->metadata("format");
   if (!format || (*format != "cubin" && *format != "ptx")) return false;
   p.cubin = *format == "cubin";

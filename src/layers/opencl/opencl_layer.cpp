@@ -210,7 +210,11 @@ std::optional<Served> binaries(Layer& l, cl_context context,
     request.source = source;
     request.options = options != nullptr ? options : "";
     auto kernel = l.cache->get_or_compile(request, compiler);
-    if (!kernel) return std::nullopt;
+    if (!kernel) {
+      kcache::layer::say_left_to_real(*l.cache, "layer", "the OpenCL platform",
+                                      kernel.status().to_string());
+      return std::nullopt;
+    }
     served.logs.push_back(kernel->tier == kcache::TierKind::kCompiled
                               ? kernel->compile_log
                               : kernel->metadata("build_log").value_or(""));
@@ -276,11 +280,12 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
   auto served = binaries(l, *context, *devices, source, options);
   if (!served) return std::nullopt;
   std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(*context));
+  // Appended piece by piece, not joined with +: gcc 12 warns wrongly.
   for (std::size_t i = 0; i < served->kernels.size(); ++i) {
-    key += "|" + std::to_string(reinterpret_cast<std::uintptr_t>((*devices)[i])) + ":" +
-           served->kernels[i].key.hex();
+    key.append("|").append(std::to_string(reinterpret_cast<std::uintptr_t>((*devices)[i])));
+    key.append(":").append(served->kernels[i].key.hex());
   }
-  key += "|" + std::string(options != nullptr ? options : "");
+  key.append("|").append(options != nullptr ? options : "");
   std::lock_guard lock(l.mutex);
   if (!use_built(l, program, key)) {
     std::vector<std::size_t> lengths;

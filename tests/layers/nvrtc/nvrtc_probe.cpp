@@ -223,6 +223,8 @@ int main(int argc, char** argv) {
   run({"file named", kFileSource, "sub/probe_file.cu", {"-arch=compute_80"}, {}, {}, {}});
   run({"file null", kFileSource, nullptr, {"-arch=compute_80"}, {}, {}, {}});
   run({"file empty", kFileSource, "", {"-arch=compute_80"}, {}, {}, {}});
+  // CuPy compiles an empty file (its name "") once per option set.
+  run({"empty source", "", "", {"-arch=compute_80", include.c_str()}, {}, {}, {}});
   run({"broken",
        "__global__ void broken() { undeclared_probe_name = 1; }",
        "broken.cu",
