@@ -47,7 +47,7 @@ row "in memory, kcache run, warm" ':' env CUPY_CACHE_IN_MEMORY=1 \
   KCACHE_CUSTOM_CACHE_DIR="$work/kc" "$kcache" run --
 echo
 echo "kcache stats of the kcache runs:"
-KCACHE_CUSTOM_CACHE_DIR="$work/kc" "$kcache" stats | head -6
+KCACHE_CUSTOM_CACHE_DIR="$work/kc" "$kcache" stats | head -7
 CUPY_CACHE_IN_MEMORY=1 KCACHE_CUSTOM_CACHE_DIR="$work/kc" KCACHE_LOG_LEVEL=info "$kcache" run -- \
   python3 "$script" 2>&1 | grep -E "shim active|kernels" || status=1
 exit "$status"

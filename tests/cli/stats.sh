@@ -37,6 +37,7 @@ expect_rc 0
 expect_contains "stats table: requests" "requests          3" "$OUT"
 expect_contains "stats table: hits by tier" "1 (33.3%): memory 0, system 0, user 1" "$OUT"
 expect_contains "stats table: what it holds" "2 entries" "$OUT"
+expect_contains "stats table: requests compiled without the cache" "uncached          0 (0.0%)" "$OUT"
 
 # Prometheus text: every sample typed before it, one value each, # EOF last.
 run stats --prometheus

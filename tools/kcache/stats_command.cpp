@@ -87,6 +87,8 @@ void print_table(const std::string& dir, const FolderStats& s, const ResolvedCon
                   ", user " + std::to_string(c.user_hits));
   row("compiles", std::to_string(c.compiles) + ", failed " + std::to_string(c.compile_failures) +
                       ", errors remembered " + std::to_string(c.failure_hits));
+  row("uncached", std::to_string(c.uncacheable) + " (" + percent_of(c.uncacheable, c.requests) +
+                      "): compiled without the cache, what they read cannot be keyed");
   row("compile time", seconds_text(c.compile_micros) + " spent, " +
                           seconds_text(c.compile_micros_saved) + " saved by hits");
   row("served / stored", human_bytes(c.bytes_served) + " / " + human_bytes(c.bytes_stored));
