@@ -69,17 +69,17 @@ TEST_F(CacheTest, TheMemoryCopyOfAUserHitIsItsOwn) {
   auto user = cache->get_or_compile(request(), compiler);
   ASSERT_TRUE(user.is_ok());
   ASSERT_EQ(user->tier, TierKind::kUser);
-  const std::string log = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.ukdb";
+  const std::string log_path = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.ukdb";
   std::string content;
   {
-    std::ifstream in(log, std::ios::binary);
+    std::ifstream in(log_path, std::ios::binary);
     content.assign(std::istreambuf_iterator<char>(in), {});
   }
   const std::size_t at = content.rfind(binary);
   ASSERT_NE(at, std::string::npos);
-  testing::overwrite(log, at, std::string(1, static_cast<char>(~binary[0])));
-  std::filesystem::last_write_time(log,
-                                   std::filesystem::last_write_time(log) + std::chrono::seconds(2));
+  testing::overwrite(log_path, at, std::string(1, static_cast<char>(~binary[0])));
+  std::filesystem::last_write_time(
+      log_path, std::filesystem::last_write_time(log_path) + std::chrono::seconds(2));
   auto again = cache->get_or_compile(request(), compiler);
   ASSERT_TRUE(again.is_ok());
   EXPECT_EQ(again->tier, TierKind::kMemory);
