@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "base/hash.h"
 
@@ -200,20 +201,26 @@ class Scanner {
 
   std::optional<bool> on_disk(const std::string& name, const Place& place, Kind kind) {
     const std::string path = place.dir.empty() ? name : place.dir + "/" + name;
-    auto stamp = env_.stamp(path);
+    // A path is looked at once a scan, however many files include it (a
+    // library's common header is met from hundreds): one stat, one probe.
+    auto [look, first] = looked_.try_emplace(path, Look{FileStamp{}});
+    if (first) look->second.stamp = env_.stamp(path);
+    const Result<FileStamp>& stamp = look->second.stamp;
     // What a toolkit folder holds is the compiler's identity's business
     // (checked when the compiler is made): no probe is needed to reuse
     // the scan.
+    const bool probe = !place.toolkit && !look->second.probed;
+    if (probe) look->second.probed = true;
     if (!stamp) {
       if (stamp.status().code() == StatusCode::kNotFound) {
-        if (!place.toolkit) result_.probes.push_back({path, std::nullopt});
+        if (probe) result_.probes.push_back({path, std::nullopt});
         return false;
       }
       status_ = Status::io_error("cannot look at header " + path +
                                  " to key it: " + stamp.status().message());
       return std::nullopt;
     }
-    if (!place.toolkit) {
+    if (probe) {
       result_.probes.push_back({path, *stamp});
       if (changed_recently(*stamp)) result_.reusable = false;
     }
@@ -232,7 +239,8 @@ class Scanner {
     }
     if (!add_bytes(content->size)) return true;
     result_.headers.push_back({name, path, content->digest});
-    result_.files.push_back(stamp->id);
+    if (!look->second.keyed) result_.files.push_back(stamp->id);
+    look->second.keyed = true;
     folders_.insert(place.dir.empty()
                         ? path.substr(0, std::max<std::size_t>(path.find_last_of('/'), 1))
                         : place.dir);
@@ -514,6 +522,13 @@ class Scanner {
   std::vector<std::pair<MacroCall, Includer>> calls_;
   std::set<std::string> tested_;  // the calls' tests already queued in computed_
   std::set<std::string> seen_;
+  // Every path looked at on disk, with what was there.
+  struct Look {
+    Result<FileStamp> stamp;
+    bool probed = false;  // in result_.probes
+    bool keyed = false;   // in result_.files
+  };
+  std::unordered_map<std::string, Look> looked_;
   std::set<std::string> settled_;
   std::set<std::string> folders_;
   std::map<std::string, std::vector<std::string>> macros_;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
@@ -46,6 +47,32 @@ TEST(IncludeScannerTest, FirstMatchInSearchOrderIsKeyed) {
   auto generic = scan("#include <x.h>\n", Dialect::kGeneric, {dir(d / "a"), dir(d / "b")});
   ASSERT_TRUE(generic.is_ok());
   EXPECT_EQ(locations(*generic), (std::vector<std::string>{d / "a/x.h", d / "b/x.h"}));
+}
+
+// A header met from many includers is looked at once: one probe for each
+// path the search tried (found or not), one file keyed, however many
+// files include it (a library's common header is met from hundreds).
+TEST(IncludeScannerTest, EachPathIsProbedOnce) {
+  TempFolder d;
+  std::filesystem::create_directories(d / "a");
+  write_file(d / "b/common.h", "#define C 1\n");
+  std::string source;
+  for (int i = 0; i < 5; ++i) {
+    const std::string name = "user" + std::to_string(i) + ".h";
+    write_file(d / ("b/" + name), "#include <common.h>\n");
+    source += "#include <" + name + ">\n";
+  }
+  auto found = scan(source, Dialect::kGcc, {dir(d / "a"), dir(d / "b")});
+  ASSERT_TRUE(found.is_ok());
+  std::vector<std::string> probed;
+  for (const auto& probe : found->probes) probed.push_back(probe.path);
+  std::vector<std::string> unique = probed;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  EXPECT_EQ(probed.size(), unique.size()) << "a path probed twice";
+  EXPECT_EQ(probed.size(), 12u);  // six names, each absent from a/ and found in b/
+  EXPECT_EQ(found->files.size(), 6u);
+  EXPECT_EQ(std::count(probed.begin(), probed.end(), d / "b/common.h"), 1);
 }
 
 // NVRTC and hipRTC match in-memory headers by name before any folder;
