@@ -98,6 +98,14 @@ class Cache::Impl final : public TierEvents {
                  TierRole::kHome, {.copy_before_keeping = true}, trip);
       // Made here when the folder exists, else by the first write or hit.
       if (env_.is_dir(config_.user_dir)) share_stats(/*create=*/true);
+      // Key heads for later processes: not in a folder others write (a
+      // record says which headers a request reads), nor in one shared on
+      // purpose (each user's records would be another's to trust).
+      if (!config_.shared_cache) {
+        memo_.records = std::make_unique<ScanRecords>(config_.user_dir + "/scans", env_, [this] {
+          return !untrusted_folder_reason(config_.user_dir, env_).has_value();
+        });
+      }
     }
     compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
   }
@@ -331,6 +339,7 @@ class Cache::Impl final : public TierEvents {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
     if (Tier* copies = tiers_.copy_tier()) (void)copies->clear();
+    if (memo_.records) memo_.records->clear();
     return user->clear();
   }
 

@@ -23,10 +23,11 @@ bool looks_like_version(const std::string& name) {
 
 // Whether `name`, in a version folder, is something kcache makes there
 // (every version's layout: logs, hints, use tables, locks, stats,
-// quarantine, temporary files, and 0.1-0.2's folders of two hex digits).
+// quarantine, compiler facts, key heads, temporary files, and 0.1-0.2's
+// folders of two hex digits).
 bool made_by_kcache(const std::string& name, bool is_dir) {
   if (is_dir) {
-    return name == "quarantine" ||
+    return name == "quarantine" || name == "compilers" || name == "scans" ||
            (name.size() == 2 && std::isxdigit(static_cast<unsigned char>(name[0])) &&
             std::isxdigit(static_cast<unsigned char>(name[1])));
   }

@@ -220,6 +220,7 @@ KeyText memoized_text(const KernelRequest& request, const CompilerIdentity& comp
   KeyText text(key_head(request, compiler, inputs, target, options, *scan), request.source);
   if (memo == nullptr || whole == nullptr) return text;
   const CacheKey key = text.key();  // the cache asks for it next: computed once
+  if (memo->records) memo->records->keep(*whole, *scan, *text.head());
   memo->heads.keep(*whole, std::move(scan),
                    std::make_shared<const ScanNote>(ScanNote{text.head(), key}));
   return KeyText(text.head(), request.source, key);
@@ -246,6 +247,16 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
     if (found.scan && found.note) {
       if (keyed_files != nullptr) *keyed_files = {found.scan->files, found.scan->probes};
       return KeyText(found.note->text, request.source, found.note->key);
+    }
+    // A later process's request: the head an earlier one kept on disk.
+    if (memo->records) {
+      if (auto record = memo->records->find(whole)) {
+        const CacheKey key = KeyText(record->head, request.source).key();
+        if (keyed_files != nullptr) *keyed_files = {record->scan->files, record->scan->probes};
+        memo->heads.keep(whole, record->scan,
+                         std::make_shared<const ScanNote>(ScanNote{record->head, key}));
+        return KeyText(record->head, request.source, key);
+      }
     }
   }
   const Dialect dialect = parse_dialect(inputs.dialect);

@@ -11,6 +11,7 @@
 #include "format/key_schema.h"
 #include "inputs/file_digests.h"
 #include "inputs/scan_memo.h"
+#include "inputs/scan_records.h"
 
 namespace kcache {
 
@@ -36,6 +37,9 @@ struct KeyMemo {
   // lookup and the scan's check, not the options, search and fields).
   ScanMemo scans;
   ScanMemo heads;
+  // The heads kept on disk for later processes (may be null): looked up
+  // when `heads` has none, written when a head is kept there.
+  std::unique_ptr<ScanRecords> records;
 };
 
 // What a key was derived from on disk: the files whose content it holds,

@@ -24,19 +24,6 @@ std::int64_t coarse_now_ns() {
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-// Whether every probe finds what the scan found.
-bool probes_hold(const IncludeScan& scan, const Env& env) {
-  for (const ScanProbe& probe : scan.probes) {
-    auto now = env.stamp(probe.path);
-    if (now.is_ok()) {
-      if (!probe.stamp.has_value() || !(*now == *probe.stamp)) return false;
-    } else if (probe.stamp.has_value() || now.status().code() != StatusCode::kNotFound) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool any_relative(const IncludeScan& scan) {
   for (const ScanProbe& probe : scan.probes) {
     if (!probe.path.starts_with('/')) return true;
@@ -51,6 +38,18 @@ std::optional<FileId> working_folder(const Env& env) {
 }
 
 }  // namespace
+
+bool probes_hold(const IncludeScan& scan, const Env& env) {
+  for (const ScanProbe& probe : scan.probes) {
+    auto now = env.stamp(probe.path);
+    if (now.is_ok()) {
+      if (!probe.stamp.has_value() || !(*now == *probe.stamp)) return false;
+    } else if (probe.stamp.has_value() || now.status().code() != StatusCode::kNotFound) {
+      return false;
+    }
+  }
+  return true;
+}
 
 bool ScanMemo::watch_probes(const IncludeScan& scan, ChangeWatch& watch) {
   for (const ScanProbe& probe : scan.probes) {

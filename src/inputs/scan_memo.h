@@ -55,6 +55,10 @@ struct ScanFound {
   std::shared_ptr<const ScanNote> note;     // keep()'s `note`, or null
 };
 
+// Whether every probe of `scan` finds what the scan found: the same stamp,
+// or the same nothing, at its path.
+bool probes_hold(const IncludeScan& scan, const Env& env);
+
 class ScanMemo {
  public:
   ScanFound find(const ScanInputs& inputs, const Env& env);

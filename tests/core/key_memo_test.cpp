@@ -1,7 +1,10 @@
 // A KeyMemo makes keying cheaper, never different: whatever it keeps (the
-// digests, the scans, whole key heads found by the request), a request
-// keyed through it gets the text and the key a fresh derivation gives, for
-// every input the key is derived from and after every edit.
+// digests, the scans, whole key heads found by the request, the heads it
+// keeps on disk for later processes), a request keyed through it gets the
+// text and the key a fresh derivation gives, for every input the key is
+// derived from and after every edit. Each test runs twice: with one memo,
+// and also through the records of a folder (inputs/scan_records.h) read
+// by a fresh memo for each request, as a new process would.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -37,9 +40,12 @@ struct Inputs {
   Target target{"sm_90", "", 0};
 };
 
-class KeyMemoTest : public ::testing::Test {
+class KeyMemoTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
+    if (GetParam())
+      memo_.records =
+          std::make_unique<ScanRecords>(records_ / "scans", Env::posix(), [] { return true; });
     write_file(dir_ / "inc/a.h", "#define A 1\n#include \"b.h\"\n");
     write_file(dir_ / "inc/b.h", "#define B 2\n");
     base_.request.source =
@@ -69,12 +75,25 @@ class KeyMemoTest : public ::testing::Test {
     return {text->joined(), text->key()};
   }
 
+  // A memo as a new process's cache makes it, with the records folder.
+  std::unique_ptr<KeyMemo> new_process() {
+    auto memo = std::make_unique<KeyMemo>();
+    memo->records =
+        std::make_unique<ScanRecords>(records_ / "scans", Env::posix(), [] { return true; });
+    return memo;
+  }
+
   // Through the memo, and alike without one (the key being the digest of
-  // the text, as KeyMaterial computes it).
+  // the text, as KeyMaterial computes it); with records, also through a
+  // new process's memo.
   Keyed memoized(const Inputs& in) {
     const Keyed through = keyed(in, &memo_);
     const Keyed fresh = keyed(in, nullptr);
     EXPECT_EQ(through, fresh) << "the memo keyed a request otherwise";
+    if (GetParam()) {
+      auto later = new_process();
+      EXPECT_EQ(keyed(in, later.get()), fresh) << "a record keyed a request otherwise";
+    }
     auto material = KeyMaterial::parse(fresh.text);
     EXPECT_TRUE(material.is_ok());
     if (material) {
@@ -93,14 +112,20 @@ class KeyMemoTest : public ::testing::Test {
   }
 
   TempFolder dir_;
+  TempFolder records_;
   KeyMemo memo_;
   Inputs base_;
 };
 
+INSTANTIATE_TEST_SUITE_P(, KeyMemoTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "Records" : "InProcess";
+                         });
+
 // Each change to one input, with whether it must move the key (some are
 // the compiler's own and move the key only through what they make the
 // scan find: both ways the memo must key as a fresh derivation does).
-TEST_F(KeyMemoTest, EveryInputOfTheKeySeparatesRequests) {
+TEST_P(KeyMemoTest, EveryInputOfTheKeySeparatesRequests) {
   write_file(dir_ / "first/a.h", "#define A 7\n");
   const std::string first = dir_ / "first";
   const Keyed base = warm();
@@ -156,7 +181,7 @@ TEST_F(KeyMemoTest, EveryInputOfTheKeySeparatesRequests) {
   }
 }
 
-TEST_F(KeyMemoTest, AnEditedHeaderIsKeyedAnew) {
+TEST_P(KeyMemoTest, AnEditedHeaderIsKeyedAnew) {
   const Keyed before = warm();
   write_file(dir_ / "inc/b.h", "#define B 3\n");  // same size, watched by now
   const Keyed after = memoized(base_);
@@ -165,7 +190,7 @@ TEST_F(KeyMemoTest, AnEditedHeaderIsKeyedAnew) {
   EXPECT_EQ(memoized(base_), before);
 }
 
-TEST_F(KeyMemoTest, AShadowingHeaderIsKeyedAnew) {
+TEST_P(KeyMemoTest, AShadowingHeaderIsKeyedAnew) {
   base_.request.options = "-I" + (dir_ / "first") + " " + base_.request.options;
   fs::create_directories(dir_ / "first");
   const Keyed before = warm();
@@ -173,6 +198,26 @@ TEST_F(KeyMemoTest, AShadowingHeaderIsKeyedAnew) {
   EXPECT_EQ(memoized(base_), before);
   write_file(dir_ / "first/a.h", "#define A 9\n");  // found before inc/a.h now
   EXPECT_NE(memoized(base_).key, before.key);
+}
+
+// What the records are for: a new process keys a request an earlier one
+// kept with no header read (one stat per probe instead); without records
+// it reads every header again.
+TEST_P(KeyMemoTest, ANewProcessReadsNoHeaderOfARequestKeptOnDisk) {
+  const Keyed before = warm();
+  auto later = GetParam() ? new_process() : std::make_unique<KeyMemo>();
+  EXPECT_EQ(keyed(base_, later.get()), before);
+  if (GetParam()) {
+    EXPECT_EQ(later->digests.reads(), 0u);
+  } else {
+    EXPECT_EQ(later->digests.reads(), 2u);  // a.h and b.h
+  }
+  // An edit in between: the record no longer holds, and the new content
+  // is read and keyed.
+  write_file(dir_ / "inc/b.h", "#define B 3\n");
+  auto after = GetParam() ? new_process() : std::make_unique<KeyMemo>();
+  EXPECT_NE(keyed(base_, after.get()).key, before.key);
+  EXPECT_GT(after->digests.reads(), 0u);
 }
 
 }  // namespace
