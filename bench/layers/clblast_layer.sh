@@ -4,11 +4,11 @@
 #   none        no cache: PoCL's cache off (POCL_KERNEL_CACHE=0), no layer
 #   pocl warm   PoCL's own kernel cache, filled by a run before
 #   layer cold  the OpenCL layer with an empty kcache folder, PoCL's cache off
-#   layer warm  the layer again, its folder filled by the cold run
-#   both warm   the layer warm over PoCL's warm cache (PoCL's cache keeps what
-#               it compiles at a kernel's first launch, which a binary of
-#               PoCL 3.1 does not carry)
-# Each program's pass/fail/skip counts must be the same in all four.
+#   layer warm  the layer again, its folder filled by the cold run (whose
+#               entries gained the work-group code the cold run's launches
+#               compiled, docs/design.md §10)
+#   both warm   the layer warm over PoCL's warm cache
+# Each program's pass/fail/skip counts must be the same in all five.
 # Usage: bench/layers/clblast_layer.sh LAYER.so [ROUTINE...] (default: xgemm)
 #   e.g. bench/layers/clblast_layer.sh build-release/src/libkcache_opencl_layer.so xgemm xaxpy
 set -euo pipefail

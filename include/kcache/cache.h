@@ -218,6 +218,19 @@ class KCACHE_EXPORT Cache {
   // reported once, and the next request compiles it. `why`: the driver's
   // error, for the message.
   void reject(const CachedKernel& kernel, std::string_view why);
+  // Replaces the binary of `kernel`'s entry in the user tier (and the
+  // memory tier) with `binary`: what the driver made of that binary for the
+  // same request and serves it better (PoCL's binary of a program after its
+  // launches carries the work-group code they compiled). The entry keeps
+  // its key material and metadata, and field "refined" says `why`.
+  // Returns the kernel as now stored. kNotFound when the user tier, as
+  // this process sees it, no longer holds `kernel`'s binary under its key
+  // (refined or removed since: that entry is left as it is; two processes
+  // that refine at once leave the last one's), kNotSupported when
+  // the cache is off or has no user tier; a failed write is the tier's
+  // error. Any failure leaves the entry that was there.
+  Result<CachedKernel> refine(const CachedKernel& kernel, std::span<const std::uint8_t> binary,
+                              std::string_view why);
   // The key and key material `request` would be looked up under, without a
   // lookup or a compile. For `kcache explain` and tests.
   Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,

@@ -288,6 +288,43 @@ class Cache::Impl final : public TierEvents {
                        std::string(why) + "); it is removed and compiled again");
   }
 
+  Result<CachedKernel> refine(const CachedKernel& kernel, std::span<const std::uint8_t> binary,
+                              std::string_view why) {
+    Tier* home = tiers_.home();
+    if (!config_.enabled || home == nullptr) {
+      return Status::not_supported("no user cache to refine kernel " +
+                                   kernel.key.hex().substr(0, 16) + " in");
+    }
+    if (binary.empty()) return Status::invalid_argument("a refined binary cannot be empty");
+    const DbNames names{kernel.db, kernel.target.arch_basename(), nullptr};
+    auto stored = home->get(names, kernel.key);
+    if (!stored) return stored.status();
+    const auto held = *stored ? (*stored)->payload() : std::span<const std::uint8_t>{};
+    if (!*stored ||
+        !std::equal(held.begin(), held.end(), kernel.binary().begin(), kernel.binary().end())) {
+      return Status::not_found("the user cache no longer holds the binary of kernel " +
+                               kernel.key.hex().substr(0, 16));
+    }
+    Entry refined;
+    refined.key = kernel.key;
+    refined.created_unix = (*stored)->created_unix;
+    refined.material = std::move((*stored)->material);
+    refined.metadata = std::move((*stored)->metadata);
+    std::erase_if(refined.metadata, [](const auto& field) { return field.first == "refined"; });
+    refined.metadata.emplace_back("refined", std::string(why));
+    refined.storage = ByteBuffer::copy_of(binary);
+    refined.payload_size = binary.size();
+    auto encoded = encode_entry(refined, compression_);
+    if (!encoded) return encoded.status();
+    if (Status put = home->put(kernel.db, refined, *encoded); !put.is_ok()) {
+      stats_.add(Stat::kStoreFailures);
+      return put;
+    }
+    stats_.add(Stat::kBytesStored, encoded->size());
+    if (Tier* copies = tiers_.copy_tier()) copies->put(kernel.db, refined, {});
+    return kernel_from(std::move(refined), kernel.tier, kernel.target, kernel.db);
+  }
+
   Result<std::pair<CacheKey, KeyMaterial>> key_for(const KernelRequest& request,
                                                    const Compiler& compiler) const {
     auto target = compiler.resolve_target(request.target);
@@ -600,6 +637,10 @@ Result<CachedKernel> Cache::get_or_compile(const PreparedRequest& request, Compi
   return impl_->get_or_compile(request, compiler, options);
 }
 void Cache::reject(const CachedKernel& kernel, std::string_view why) { impl_->reject(kernel, why); }
+Result<CachedKernel> Cache::refine(const CachedKernel& kernel, std::span<const std::uint8_t> binary,
+                                   std::string_view why) {
+  return impl_->refine(kernel, binary, why);
+}
 Result<std::pair<CacheKey, KeyMaterial>> Cache::key_for(const KernelRequest& request,
                                                         const Compiler& compiler) const {
   return impl_->key_for(request, compiler);

@@ -70,6 +70,24 @@ hits="$(stat_of user_hits)"
 ((hits > 0)) || fail "the warm run has no user-tier hits"
 ((requests_cold < $(stat_of requests))) || fail "the warm run asked kcache nothing"
 
+# The work-group code PoCL compiled at the cold run's launches is kept with
+# the entries when the programs are released (pocl_binary.h): they hold more
+# than those of a run that launched nothing, and the warm run above, made
+# from them, saw the same results.
+stored_bytes() {  # stored_bytes DIR: the bytes of every entry in DIR
+  KCACHE_CUSTOM_CACHE_DIR="$1" run list --json
+  expect_rc 0
+  python3 -S -E -c 'import json, sys; print(sum(e["bytes"] for e in json.loads(sys.argv[1])))' "$OUT"
+}
+if [[ -z "${LAYER_PROBE_NO_RUN:-}" ]]; then
+  probe no_launch LD_PRELOAD="$layer" LAYER_PROBE_NO_RUN=1 KCACHE_CUSTOM_CACHE_DIR="$T/no_launch"
+  ((RC == 0)) || fail "the probe fails under the layer without launches"
+  launched="$(stored_bytes "$KCACHE_CUSTOM_CACHE_DIR")"
+  built_only="$(stored_bytes "$T/no_launch")"
+  ((launched > built_only)) ||
+    fail "the entries of a run whose kernels ran hold $launched bytes, of one that ran none $built_only: no work-group code was kept"
+fi
+
 # An edited header (through the build options' -I) is never served stale.
 echo '#define OFFSET 9' >"$T/inc/probe.h"
 probe base9

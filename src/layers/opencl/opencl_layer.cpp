@@ -26,6 +26,8 @@
 #include "layers/layer_cache.h"
 #include "layers/layer_switch.h"
 #include "layers/logged_compiler.h"
+#include "layers/opencl/pocl_binary.h"
+#include "layers/opencl/pocl_private_folder.h"
 
 namespace {
 
@@ -90,9 +92,10 @@ bool complete(const RealOpenCl& r) {
 // never released while the next of its binary is being made.
 struct Built {
   cl_program program = nullptr;
-  std::vector<cl_device_id> devices;  // in the source program's order
-  std::vector<std::string> logs;      // the build log of each
-  int users = 0;                      // shadows that use it
+  std::vector<cl_device_id> devices;          // in the source program's order
+  std::vector<std::string> logs;              // the build log of each
+  std::vector<kcache::CachedKernel> kernels;  // the binary it was made from, for each
+  int users = 0;                              // shadows that use it
 };
 
 // A source program's build, served by a built program.
@@ -122,9 +125,33 @@ struct Layer {
   void unuse(const std::string& key);
 };
 
+// Keeps with each entry `built` was made from the work-group code its
+// launches made PoCL compile (pocl_binary.h), so that the next process
+// compiles none of it again: only where the layer knows PoCL's folder (its
+// cache off, a private folder), and only while the program lives (PoCL
+// removes its folder at its release). Called with Layer::mutex held.
+void keep_work_group_code(kcache::Cache& cache, Built& built) {
+  const std::string& folder = kcache::layer::pocl_private_folder();
+  if (folder.empty()) return;
+  for (kcache::CachedKernel& kernel : built.kernels) {
+    auto code = kcache::layer::with_work_group_code(kernel.binary(), folder);
+    if (!code) continue;
+    auto refined = cache.refine(kernel, code->binary,
+                                "PoCL work-group code, " + std::to_string(code->files) + " more");
+    if (refined) {
+      kernel = std::move(*refined);
+    } else if (refined.status().code() != kcache::StatusCode::kNotFound) {
+      kcache::layer::say_left_to_real(
+          cache, "layer", "PoCL",
+          "its work-group code is not kept: " + refined.status().to_string());
+    }
+  }
+}
+
 void Layer::unuse(const std::string& key) {
   auto it = built.find(key);
   if (it == built.end() || --it->second.users > 0) return;
+  keep_work_group_code(*cache, it->second);
   real().ReleaseProgram(it->second.program);
   built.erase(it);
 }
@@ -140,6 +167,16 @@ Layer* layer() {
     if (!cache) return nullptr;
     auto* made = new Layer;  // never deleted: see Layer
     made->cache = std::move(cache);
+    // Programs alive at exit (never released, or released by static
+    // destructors, which run after this) keep their work-group code too;
+    // before the private folder goes (its atexit ran earlier, so runs later).
+    std::atexit([] {
+      Layer* l = layer();
+      // A thread still building holds it: its programs keep what they have.
+      std::unique_lock lock(l->mutex, std::try_to_lock);
+      if (!lock.owns_lock()) return;
+      for (auto& [key, built] : l->built) keep_work_group_code(*l->cache, built);
+    });
     return made;
   }();
   return active;
@@ -313,7 +350,8 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
       }
       return std::nullopt;
     }
-    l.built.emplace(key, Built{made, std::move(*devices), std::move(served->logs), 0});
+    l.built.emplace(key, Built{made, std::move(*devices), std::move(served->logs),
+                               std::move(served->kernels), 0});
     use_built(l, program, key);
   }
   return CL_SUCCESS;

@@ -20,6 +20,7 @@
 #include <system_error>
 
 #include "layers/layer_switch.h"
+#include "layers/opencl/pocl_private_folder.h"
 
 namespace {
 
@@ -79,3 +80,5 @@ __attribute__((constructor)) void use_private_pocl_folder() {
 }
 
 }  // namespace
+
+const std::string& kcache::layer::pocl_private_folder() { return folder(); }
