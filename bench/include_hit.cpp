@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "stand_in_compiler.h"
 
 namespace kcache::bench {
 namespace {
@@ -47,27 +48,6 @@ void write_text(const std::string& path, const std::string& text) {
   }
   std::fclose(file);
 }
-
-// A compiler that compiles instantly, with another compiler's rules.
-class StandIn final : public Compiler {
- public:
-  explicit StandIn(CompilerInputs inputs) : inputs_(std::move(inputs)) {
-    identity_ = {"nvrtc", "stand-in", "include_hit 1"};
-  }
-  const CompilerIdentity& identity() const override { return identity_; }
-  const CompilerInputs& inputs() const override { return inputs_; }
-  Result<Target> resolve_target(const Target& requested) const override { return requested; }
-  Result<CompileOutput> compile(const KernelRequest& request, const Target&) override {
-    CompileOutput output;
-    output.binary.assign(10 * 1024, 0x5A);
-    std::copy(request.source.begin(), request.source.begin() + 64, output.binary.begin());
-    return output;
-  }
-
- private:
-  CompilerIdentity identity_;
-  CompilerInputs inputs_;
-};
 
 std::string body() {
   std::string text = "extern \"C\" __global__ void k(float* x, int n) {\n";
@@ -114,9 +94,11 @@ int run(int argc, char** argv) {
   CompilerInputs nvrtc_rules;
   nvrtc_rules.dialect = "nvrtc";
   std::vector<Case> cases;
-  cases.push_back({"plain", {}, std::make_unique<StandIn>(nvrtc_rules), {}});
+  cases.push_back(
+      {"plain", {}, std::make_unique<StandIn>(nvrtc_rules, "include_hit", 10 * 1024), {}});
   cases.back().request.source = body();
-  cases.push_back({"headers20", {}, std::make_unique<StandIn>(nvrtc_rules), {}});
+  cases.push_back(
+      {"headers20", {}, std::make_unique<StandIn>(nvrtc_rules, "include_hit", 10 * 1024), {}});
   std::string includes = "#include \"h0.h\"\n";
   for (int i = 6; i < 20; ++i) includes += "#include <h" + std::to_string(i) + ".h>\n";
   cases.back().request.source = includes + body();
@@ -127,7 +109,7 @@ int run(int argc, char** argv) {
   if (auto nvrtc = make_compiler(config); nvrtc && !(*nvrtc)->inputs().toolkit_dirs.empty()) {
     CompilerInputs toolkit = nvrtc_rules;
     toolkit.toolkit_dirs = (*nvrtc)->inputs().toolkit_dirs;
-    cases.push_back({"fp16", {}, std::make_unique<StandIn>(toolkit), {}});
+    cases.push_back({"fp16", {}, std::make_unique<StandIn>(toolkit, "include_hit", 10 * 1024), {}});
     cases.back().request.source = "#include <cuda_fp16.h>\n" + body();
   } else {
     std::printf("fp16: skipped (no NVRTC with toolkit headers)\n");

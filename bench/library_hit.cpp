@@ -24,30 +24,10 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "stand_in_compiler.h"
 
 namespace kcache::bench {
 namespace {
-
-class StandIn final : public Compiler {
- public:
-  StandIn() {
-    identity_ = {"nvrtc", "stand-in", "library_hit 1"};
-    inputs_.dialect = "nvrtc";
-  }
-  const CompilerIdentity& identity() const override { return identity_; }
-  const CompilerInputs& inputs() const override { return inputs_; }
-  Result<Target> resolve_target(const Target& requested) const override { return requested; }
-  Result<CompileOutput> compile(const KernelRequest& request, const Target&) override {
-    CompileOutput output;
-    output.binary.assign(16 * 1024, 0x5A);
-    std::copy(request.source.begin(), request.source.begin() + 64, output.binary.begin());
-    return output;
-  }
-
- private:
-  CompilerIdentity identity_;
-  CompilerInputs inputs_;
-};
 
 std::optional<std::string> find_library(const Args& args) {
   if (auto given = args.get("library")) return *given;
@@ -94,7 +74,9 @@ int run(int argc, char** argv) {
     return 125;
   }
   TempDir dir("kcache-library-hit-");
-  StandIn compiler;
+  CompilerInputs nvrtc_rules;
+  nvrtc_rules.dialect = "nvrtc";
+  StandIn compiler(nvrtc_rules, "library_hit", 16 * 1024);
   std::vector<KernelRequest> requests;
   for (int i = 0; i < kernels; ++i) requests.push_back(kernel(i, *library));
   KernelRequest plain = kernel(0, *library);
