@@ -6,11 +6,7 @@
 # requests can be replayed on a machine without CuPy.
 #   run(command="bash scripts/device/cupy_shim_probe.sh", carry=["build-device"])
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-out=${OUT:-$PWD/gpu-out}
-mkdir -p "$out"
-b=$PWD/build-device
-export LD_LIBRARY_PATH=$b/src:$b/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$(dirname "$0")/device_env.sh"
 work=$(mktemp -d)
 cat >"$work/timed.py" <<'PY'
 import runpy, sys, time, json

@@ -5,13 +5,9 @@
 # (src/kcache/nvrtc/libnvrtc.so.13) and the OpenCL layer, with the
 # libraries they need in deps/ (see pack.sh for how deps/ is gathered).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-out=${OUT:-$PWD/gpu-out}
-mkdir -p "$out"
-b=$PWD/build-device
 # The stand-in is preloaded into Python: it needs libkcache and its
 # libraries there too, so every row (CuPy's own too) runs with them.
-export LD_LIBRARY_PATH=$b/src:$b/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$(dirname "$0")/device_env.sh"
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   python3 -c 'import cupy; print("cupy", cupy.__version__); from cupy.cuda import nvrtc; print("nvrtc", nvrtc.getVersion())' || true
