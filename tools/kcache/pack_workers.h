@@ -6,8 +6,9 @@
 //
 // The parent hands each worker the index of a line on its stdin, one per
 // line, and a worker answers each with one outcome line on its stdout; the
-// next index goes to whichever worker answered. A worker ends at the end of
-// its stdin.
+// next index goes to whichever worker answered (one line in hand at a time,
+// so the last lines go to whichever workers are free). A worker ends at the
+// end of its stdin.
 #pragma once
 
 #include <cstddef>
