@@ -178,13 +178,13 @@ std::string header_fields(const IncludeScan& scan) {
   return text;
 }
 
-// The key text up to the source, written straight into its serialized
-// form: this runs on every request not found in a memo.
-std::string key_head(const KernelRequest& request, const CompilerIdentity& compiler,
-                     const CompilerInputs& inputs, const Target& target,
-                     const ParsedOptions& options, const IncludeScan& scan) {
+// The key text's fields up to the request's own (kernels, source name,
+// headers, source): the same for every request of one option set.
+std::string key_prefix(const CompilerIdentity& compiler, const CompilerInputs& inputs,
+                       const Target& target, const ParsedOptions& options,
+                       const std::vector<std::string>& include_dirs) {
   std::string text;
-  text.reserve(512 + compiler.id.size() + compiler.version.size() + scan.key_fields.size());
+  text.reserve(512 + compiler.id.size() + compiler.version.size());
   append_field(text, "kcache.key", std::to_string(kKeySchemaVersion));
   append_field(text, "entry.format", std::to_string(kEntryFormatVersion));
   append_field(text, "backend", compiler.backend);
@@ -195,21 +195,30 @@ std::string key_head(const KernelRequest& request, const CompilerIdentity& compi
   for (const auto& [name, value] : inputs.environment)
     append_field(text, "env", name + "=" + value);
   for (const auto& option : options.tokens) append_field(text, "option", option);
-  for (const auto& dir : request.include_dirs) append_field(text, "include.dir", dir);
+  for (const auto& dir : include_dirs) append_field(text, "include.dir", dir);
+  return text;
+}
+
+// The request's own fields after the prefix, up to the source.
+void append_request_fields(std::string& text, const KernelRequest& request,
+                           std::string_view scan_fields) {
   for (const auto& name : request.kernel_names) append_field(text, "kernel", name);
   if (request.source_name) append_field(text, "source.name", *request.source_name);
-  text.append(scan.key_fields);
+  text.append(scan_fields);
   // Last, whole: compared byte for byte on every hit, it is what makes a
   // non-cryptographic key safe. Its line here, the source itself by
   // reference (append_raw_field's form).
   append_raw_field_line(text, kSourceField, request.source.size());
-  return text;
 }
 
-KeyText key_text(const KernelRequest& request, const CompilerIdentity& compiler,
-                 const CompilerInputs& inputs, const Target& target, const ParsedOptions& options,
-                 const IncludeScan& scan) {
-  return KeyText(key_head(request, compiler, inputs, target, options, scan), request.source);
+// The key text up to the source, written straight into its serialized
+// form: this runs on every request not found in a memo.
+std::string key_head(const KernelRequest& request, const CompilerIdentity& compiler,
+                     const CompilerInputs& inputs, const Target& target,
+                     const ParsedOptions& options, const IncludeScan& scan) {
+  std::string text = key_prefix(compiler, inputs, target, options, request.include_dirs);
+  append_request_fields(text, request, scan.key_fields);
+  return text;
 }
 
 // The key text from a scan, its head kept in `memo` by the whole request.
@@ -240,6 +249,20 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   // the search and the fields again would cost more than the lookup).
   ScanInputs whole;
   const bool source_reads = may_read_files(request.source);  // looked at once
+  // A request that reads no file, with inputs keyed before: the prefix
+  // they gave (core/key_prefixes.h), then the request's own fields.
+  if (memo != nullptr && !source_reads) {
+    std::string text;
+    text.reserve(1024);
+    if (memo->prefixes.append(compiler, inputs, target, request.options, request.include_dirs,
+                              text)) {
+      if (Status s = check_headers(request.headers, parse_dialect(inputs.dialect)); !s.is_ok()) {
+        return s;
+      }
+      append_request_fields(text, request, {});
+      return KeyText(std::move(text), request.source);
+    }
+  }
   const bool memoize = memo != nullptr && source_reads;
   if (memoize) {
     whole = request_inputs(request, compiler, inputs, target);
@@ -293,7 +316,12 @@ Result<KeyText> build_key_text(const KernelRequest& request, const CompilerIdent
   if (!forced && leading->paths.empty() && trailing->paths.empty() && !source_reads &&
       !defines_test_headers(*options) && !defines_test_headers(*leading) &&
       !defines_test_headers(*trailing)) {
-    return key_text(request, compiler, inputs, target, *options, IncludeScan{});
+    std::string text = key_prefix(compiler, inputs, target, *options, request.include_dirs);
+    if (memo != nullptr) {
+      memo->prefixes.keep(compiler, inputs, target, request.options, request.include_dirs, text);
+    }
+    append_request_fields(text, request, {});
+    return KeyText(std::move(text), request.source);
   }
 
   SearchInputs search;

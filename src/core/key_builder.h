@@ -7,6 +7,7 @@
 #include <kcache/key.h>
 
 #include "base/key_digest.h"
+#include "core/key_prefixes.h"
 #include "env/env.h"
 #include "format/key_schema.h"
 #include "inputs/file_digests.h"
@@ -37,6 +38,9 @@ struct KeyMemo {
   // lookup and the scan's check, not the options, search and fields).
   ScanMemo scans;
   ScanMemo heads;
+  // The first fields of requests that read no file, by the inputs they
+  // were derived from (the options parsed once per option set).
+  KeyPrefixes prefixes;
   // The heads kept on disk for later processes (may be null): looked up
   // when `heads` has none, written when a head is kept there.
   std::unique_ptr<ScanRecords> records;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -218,6 +219,172 @@ TEST_P(KeyMemoTest, ANewProcessReadsNoHeaderOfARequestKeptOnDisk) {
   auto after = GetParam() ? new_process() : std::make_unique<KeyMemo>();
   EXPECT_NE(keyed(base_, after.get()).key, before.key);
   EXPECT_GT(after->digests.reads(), 0u);
+}
+
+// Requests that read no file key through the prefixes a memo keeps by
+// their option set (core/key_prefixes.h): every input still separates them,
+// in any order, and an option set that makes a search (an -I, a forced
+// include, a -D testing for a header) keys as a fresh derivation does.
+TEST(KeyPrefixesTest, EveryInputOfAPlainRequestSeparatesRequests) {
+  TempFolder dir;
+  write_file(dir / "inc/a.h", "#define A 1\n");
+  Inputs base;
+  base.request.source = "extern \"C\" __global__ void k(float* x) { *x = 1; }\n";
+  base.request.options = "-std=c++17 -default-device";
+  base.request.kernel_names = {"k"};
+  base.compiler.dialect = "nvrtc";
+  const std::string inc = dir / "inc";
+  using Apply = std::function<void(Inputs&)>;
+  const std::vector<std::pair<std::string, Apply>> changes = {
+      {"nothing", [](Inputs&) {}},
+      {"source", [](Inputs& in) { in.request.source += "// another\n"; }},
+      {"source with a directive", [](Inputs& in) { in.request.source += "#define B 2\n"; }},
+      {"source with an include",
+       [](Inputs& in) { in.request.source = "#include \"a.h\"\n" + in.request.source; }},
+      {"option", [](Inputs& in) { in.request.options += " -DX=1"; }},
+      {"option order", [](Inputs& in) { in.request.options = "-default-device -std=c++17"; }},
+      {"option testing for a header",
+       [](Inputs& in) { in.request.options += " -DH=__has_include(<a.h>)"; }},
+      {"forced include", [inc](Inputs& in) { in.request.options += " -include " + inc + "/a.h"; }},
+      {"-I", [inc](Inputs& in) { in.request.options += " -I" + inc; }},
+      {"include dir", [inc](Inputs& in) { in.request.include_dirs.push_back(inc); }},
+      {"kernel name", [](Inputs& in) { in.request.kernel_names.push_back("k2"); }},
+      {"no kernel name", [](Inputs& in) { in.request.kernel_names.clear(); }},
+      {"source name", [](Inputs& in) { in.request.source_name = "k.cu"; }},
+      {"memory header",
+       [](Inputs& in) {
+         in.request.headers.push_back({"a.h", "#define A 3\n"});
+       }},
+      {"arch", [](Inputs& in) { in.target.arch = "sm_80"; }},
+      {"features", [](Inputs& in) { in.target.features = "a"; }},
+      {"units", [](Inputs& in) { in.target.units = 132; }},
+      {"backend", [](Inputs& in) { in.identity.backend = "command"; }},
+      {"compiler id", [](Inputs& in) { in.identity.id = "other"; }},
+      {"compiler version", [](Inputs& in) { in.identity.version = "12.5"; }},
+      {"environment",
+       [](Inputs& in) {
+         in.compiler.environment.push_back({"NVRTC_X", "1"});
+       }},
+      {"leading macro", [](Inputs& in) { in.compiler.leading_options.push_back("-DY=2"); }},
+      {"leading -I", [inc](Inputs& in) { in.compiler.leading_options.push_back("-I" + inc); }},
+      {"trailing -I", [inc](Inputs& in) { in.compiler.trailing_options.push_back("-I" + inc); }},
+      {"toolkit folder", [inc](Inputs& in) { in.compiler.toolkit_dirs.push_back(inc); }},
+      {"system folder", [inc](Inputs& in) { in.compiler.system_dirs.push_back(inc); }},
+      {"dialect", [](Inputs& in) { in.compiler.dialect = "generic"; }},
+      {"harmless option", [](Inputs& in) { in.compiler.harmless_options.push_back("-x"); }},
+      {"one option string", [](Inputs& in) { in.compiler.one_option_string = true; }},
+      {"include dir with a space", [](Inputs& in) { in.request.include_dirs.push_back("a b"); }},
+      {"one option string, include dir with a space",
+       [](Inputs& in) {
+         in.compiler.one_option_string = true;
+         in.request.include_dirs.push_back("a b");
+       }},
+      {"unfound headers", [](Inputs& in) { in.compiler.owns_unfound_headers = false; }},
+  };
+  auto fresh = [](const Inputs& in) {
+    auto text = build_key_text(in.request, in.identity, in.compiler, in.target, Env::posix());
+    return text ? text->joined() + "|" + text->key().hex() : "error: " + text.status().message();
+  };
+  KeyMemo memo;
+  auto through = [&memo](const Inputs& in) {
+    auto text =
+        build_key_text(in.request, in.identity, in.compiler, in.target, Env::posix(), &memo);
+    return text ? text->joined() + "|" + text->key().hex() : "error: " + text.status().message();
+  };
+  std::vector<std::string> keys;
+  // Twice over, forwards then backwards: each prefix is first made, then
+  // found, by requests of every other kind in between.
+  for (int pass = 0; pass < 4; ++pass) {
+    for (std::size_t n = 0; n < changes.size(); ++n) {
+      const auto& [what, apply] = changes[pass % 2 == 0 ? n : changes.size() - 1 - n];
+      Inputs variant = base;
+      apply(variant);
+      const std::string expected = fresh(variant);
+      EXPECT_EQ(through(variant), expected) << what << ", pass " << pass;
+      if (pass == 0) keys.push_back(expected);
+    }
+  }
+  // What a plain key holds moved it; the rest (the units name the
+  // database; the compiler's folders, macros and dialect act through what
+  // a search finds, and a source that includes nothing finds nothing) left
+  // it.
+  const std::set<std::string> moving = {"source",
+                                        "source with a directive",
+                                        "source with an include",
+                                        "option",
+                                        "option order",
+                                        "option testing for a header",
+                                        "forced include",
+                                        "-I",
+                                        "include dir",
+                                        "kernel name",
+                                        "no kernel name",
+                                        "source name",
+                                        "arch",
+                                        "features",
+                                        "backend",
+                                        "compiler id",
+                                        "compiler version",
+                                        "environment",
+                                        "include dir with a space",
+                                        "one option string, include dir with a space"};
+  for (std::size_t n = 1; n < changes.size(); ++n) {
+    const std::string& what = changes[n].first;
+    if (moving.contains(what)) {
+      EXPECT_NE(keys[n], keys[0]) << what << " left the key";
+      for (std::size_t m = 1; m < n; ++m) {
+        if (moving.contains(changes[m].first)) {
+          EXPECT_NE(keys[n], keys[m]) << what;
+        }
+      }
+    } else {
+      EXPECT_EQ(keys[n], keys[0]) << what << " moved the key";
+    }
+  }
+}
+
+// A request found by its prefix is still checked as a fresh one is.
+TEST(KeyPrefixesTest, AFoundPrefixStillRefusesWhatAFreshKeyRefuses) {
+  Inputs in;
+  in.request.source = "__kernel void k(__global int* x) { *x = 1; }\n";
+  in.request.options = "-cl-std=CL2.0";
+  in.compiler.dialect = "opencl";
+  KeyMemo memo;
+  ASSERT_TRUE(build_key_text(in.request, in.identity, in.compiler, in.target, Env::posix(), &memo));
+  Inputs twice = in;
+  twice.request.headers = {{"a.h", "1"}, {"./a.h", "2"}};
+  auto refused = build_key_text(twice.request, twice.identity, twice.compiler, twice.target,
+                                Env::posix(), &memo);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  Inputs escaping = in;
+  escaping.request.headers = {{"../a.h", "1"}};
+  EXPECT_FALSE(build_key_text(escaping.request, escaping.identity, escaping.compiler,
+                              escaping.target, Env::posix(), &memo));
+  Inputs no_arch = in;
+  no_arch.target.arch.clear();
+  EXPECT_FALSE(build_key_text(no_arch.request, no_arch.identity, no_arch.compiler, no_arch.target,
+                              Env::posix(), &memo));
+}
+
+// More option sets than a memo keeps: the oldest make way, keys unchanged.
+TEST(KeyPrefixesTest, MoreOptionSetsThanKeptKeyAlike) {
+  KeyMemo memo;
+  Inputs in;
+  in.request.source = "extern \"C\" __global__ void k() {}\n";
+  in.compiler.dialect = "nvrtc";
+  const std::size_t sets = 3 * KeyPrefixes::kLimit + 1;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t i = 0; i < sets; ++i) {
+      in.request.options = "-DN=" + std::to_string(i);
+      auto fresh = build_key_text(in.request, in.identity, in.compiler, in.target, Env::posix());
+      auto through =
+          build_key_text(in.request, in.identity, in.compiler, in.target, Env::posix(), &memo);
+      ASSERT_TRUE(fresh && through);
+      EXPECT_EQ(through->joined(), fresh->joined()) << i;
+      EXPECT_EQ(through->key(), fresh->key()) << i;
+    }
+  }
 }
 
 }  // namespace
