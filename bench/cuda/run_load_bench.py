@@ -58,10 +58,11 @@ def gpu_local_cpu():
         return None
 
 
-def run(cmd, env_extra=None, unset=()):
+def run(cmd, env_extra=None, unset=(), lib_path=None):
     env = dict(os.environ)
-    if LIB_PATH and not str(cmd[0]).endswith("python3") and cmd[0] != sys.executable:
-        env["LD_LIBRARY_PATH"] = LIB_PATH
+    lib_path = lib_path or LIB_PATH
+    if lib_path and not str(cmd[0]).endswith("python3") and cmd[0] != sys.executable:
+        env["LD_LIBRARY_PATH"] = lib_path
     for name in unset:
         env.pop(name, None)
     env.update(env_extra or {})
@@ -96,6 +97,10 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--skip-cupy", action="store_true")
     parser.add_argument("--lib-path", help="LD_LIBRARY_PATH for the benchmark binary only")
+    parser.add_argument("--baseline-lib-path",
+                        help="another build's library folder (LD_LIBRARY_PATH, e.g. the last "
+                             "commit's libkcache.so): its paired runs take turns with this "
+                             "build's in every repeat, an A/B within one run")
     parser.add_argument("--cpu", default="auto",
                         help="run every process on this CPU ('auto': one next to the GPU; "
                              "'none': not pinned), so that all modes run alike")
@@ -148,7 +153,7 @@ def main():
     # modes run in a different order in every repeat, so that no mode is
     # always measured first or last.
     modes = ["floor", "user", "system"]
-    paired = {}  # (tier, set) -> [ratio of one process]
+    paired = {}  # (tier, set, baseline build) -> [ratio of one process]
     for repeat in range(args.repeats):
         for s in sets:
             order = modes[repeat % 3:] + modes[:repeat % 3]
@@ -160,18 +165,23 @@ def main():
                 for line in out.splitlines():
                     if line.startswith("setup "):
                         setup.setdefault(mode, []).append(float(line.split()[2]))
+            builds = [None] + ([args.baseline_lib_path] if args.baseline_lib_path else [])
+            if repeat % 2:
+                builds.reverse()
             for tier in ("user", "system"):
-                out = run([bench, "measure", "--dir", work, "--mode", "paired_" + tier,
-                           "--set", s, "--parity", str(repeat % 2)])
-                times = {"pfloor": [], "pkcache": []}
-                for index, line in enumerate(out.splitlines()):
-                    parts = line.split()
-                    # The first two loads of a process run on cold code: left out.
-                    if len(parts) == 4 and index >= 2:
-                        times[parts[0].split("_")[0]].append(float(parts[3]))
-                if times["pfloor"] and times["pkcache"]:
-                    paired.setdefault((tier, s), []).append(
-                        statistics.median(times["pkcache"]) / statistics.median(times["pfloor"]))
+                for build in builds:
+                    out = run([bench, "measure", "--dir", work, "--mode", "paired_" + tier,
+                               "--set", s, "--parity", str(repeat % 2)], lib_path=build)
+                    times = {"pfloor": [], "pkcache": []}
+                    for index, line in enumerate(out.splitlines()):
+                        parts = line.split()
+                        # The first two loads of a process run on cold code: left out.
+                        if len(parts) == 4 and index >= 2:
+                            times[parts[0].split("_")[0]].append(float(parts[3]))
+                    if times["pfloor"] and times["pkcache"]:
+                        paired.setdefault((tier, s, build is not None), []).append(
+                            statistics.median(times["pkcache"]) /
+                            statistics.median(times["pfloor"]))
             add(parse(run([bench, "measure", "--dir", work, "--mode", "ptx", "--set", s], jit,
                           unset=["CUDA_CACHE_DISABLE"]), {"ptx"}))
             for part in ("key", "fetch", "fetch_system", "split"):  # where kcache's time goes
@@ -257,14 +267,16 @@ def main():
             targets.append(f"kcache {mode} / floor, {s}: {r:.2f}× "
                            f"({'met' if r is not None and r <= 1.25 else 'NOT met'}, target ≤ 1.25×;"
                            f" single repeats {min(spread):.2f}–{max(spread):.2f}×)")
-    for s in sets:
-        for tier in ("user", "system"):
-            ratios = paired.get((tier, s), [])
-            if ratios:
-                r = statistics.median(ratios)
-                targets.append(f"paired (same process), kcache {tier} / floor, {s}: {r:.2f}× "
-                               f"({'met' if r <= 1.25 else 'NOT met'}, target ≤ 1.25×; "
-                               f"{len(ratios)} processes, {min(ratios):.2f}–{max(ratios):.2f}×)")
+    for baseline in (False, True):
+        for s in sets:
+            for tier in ("user", "system"):
+                ratios = paired.get((tier, s, baseline), [])
+                if ratios:
+                    r = statistics.median(ratios)
+                    who = f"baseline build ({args.baseline_lib_path}) " if baseline else ""
+                    targets.append(f"paired (same process), {who}kcache {tier} / floor, {s}: "
+                                   f"{r:.2f}× (system target ≤ 1.10×; "
+                                   f"{len(ratios)} processes, {min(ratios):.2f}–{max(ratios):.2f}×)")
     lines += ["", *targets]
     text = "\n".join(lines)
     print(text)

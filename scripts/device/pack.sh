@@ -18,5 +18,18 @@ for bin in build-device/tools/kcache/kcache build-device/src/libkcache.so \
   ldd "$bin" | awk '/=> \//{print $3}'
 done | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux)[.-]' |
   while read -r lib; do cp -L "$lib" build-device/deps/; done
+# BASELINE=<commit>: that commit's libkcache.so too, in build-device/baseline/
+# (run_gpu.sh then runs the paired estimate with both, taking turns).
+rm -rf build-device/baseline
+if [[ -n "${BASELINE:-}" ]]; then
+  rm -rf build-baseline-src
+  git worktree add --force --detach build-baseline-src "$BASELINE" >/dev/null
+  cmake -S build-baseline-src -B build-baseline -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DKCACHE_BUILD_TESTS=OFF -DKCACHE_BUILD_BENCHMARKS=OFF -DKCACHE_BUILD_EXAMPLES=OFF >/dev/null
+  cmake --build build-baseline -j2 --target kcache
+  mkdir -p build-device/baseline
+  cp -P build-baseline/src/libkcache.so* build-device/baseline/
+  git worktree remove --force build-baseline-src
+fi
 du -sh build-device/deps
 echo "pack: build-device is ready to carry"

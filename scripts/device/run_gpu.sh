@@ -38,8 +38,15 @@ step() { echo; echo "=== $* ==="; }
   kc "$b/bench/include_hit" --rounds=4000 | tee "$out/include_hit.md" || status=1
 
   step "kernel-ready benchmark"
+  # build-device/baseline/, when there: another build's libkcache.so (see
+  # pack.sh's BASELINE), whose paired runs take turns with this build's.
+  baseline=()
+  if compgen -G "$b/baseline/libkcache.so*" >/dev/null; then
+    baseline=(--baseline-lib-path "$b/baseline:$b/deps")
+  fi
   python3 bench/cuda/run_load_bench.py --bench "$b/bench/cuda_load_bench" --lib-path "$libs" \
-    --work /tmp/kcache-load-bench --repeats "${REPEATS:-3}" --out "$out/load_bench.md" || status=1
+    --work /tmp/kcache-load-bench --repeats "${REPEATS:-3}" --out "$out/load_bench.md" \
+    "${baseline[@]}" || status=1
 
   # Last, so that its 16 compiling threads disturb no measurement above.
   # Its repeats are its own (PACK_REPEATS): a --jobs 1 run is ~40 s of
