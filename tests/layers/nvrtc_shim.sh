@@ -5,12 +5,14 @@
 # lowered names, the error cases) is what it sees without the shim, cold
 # and warm; the warm run compiles nothing; an edited header is never
 # served stale; KCACHE_LAYER_DISABLE=1 turns it off; `kcache run` puts it
-# in place. Run for each soname whose real library is here (CUDA 13 in
-# /usr/local/cuda, Debian's NVRTC 11.8).
+# in place; a program that finds NVRTC through its own RUNPATH gets that
+# NVRTC behind the stand-in. Run for each soname whose real library is here
+# (CUDA 13 in /usr/local/cuda, Debian's NVRTC 11.8).
 # Environment (CTest): KCACHE, NVRTC_SHIM_DIR (the stand-ins' folder),
-# NVRTC_PROBE.
+# NVRTC_PROBE, NVRTC_PROBE_RUNPATH.
 shim_dir="${NVRTC_SHIM_DIR:?NVRTC_SHIM_DIR must name the folder of the stand-ins}"
 probe="${NVRTC_PROBE:?NVRTC_PROBE must name the probe program}"
+probe_runpath="${NVRTC_PROBE_RUNPATH:?NVRTC_PROBE_RUNPATH must name the probe whose RUNPATH is \$ORIGIN/nvrtc-lib}"
 sanitize="${KCACHE_SANITIZE:-}"
 source "$(dirname "$0")/../cli/lib.sh"
 fresh_env
@@ -135,6 +137,26 @@ for soname in libnvrtc.so.13 libnvrtc.so.11.2; do
   ((RC == 0)) || fail "kcache run -- probe failed: $(tail -n 5 "$T/$soname.run.err")"
   same_as "$soname.base9" "$soname.run"
   (($(stat_of user_hits) > before)) || fail "kcache run: no hits, the shim was not in place"
+
+  # A program that finds NVRTC through its own RUNPATH ($ORIGIN/nvrtc-lib,
+  # as CuPy in a virtual environment finds pip's nvidia/cu13/lib), with no
+  # LD_LIBRARY_PATH: the stand-in forwards to that NVRTC, not to the one
+  # the loader's cache or the toolkit's folder holds.
+  real_lib="$(sed -n 's/.*compiles through \(.*\) are served.*/\1/p' "$T/$soname.cold.err" | head -n 1)"
+  [[ -f "$real_lib" ]] || fail "the cold run's info line names no real library: $(cat "$T/$soname.cold.err")"
+  own="$T/own-$soname"
+  mkdir -p "$own/nvrtc-lib"
+  cp "$probe_runpath" "$own/probe"
+  for file in "$(dirname "$(readlink -f "$real_lib")")"/libnvrtc*; do ln -s "$file" "$own/nvrtc-lib/"; done
+  [[ -e "$own/nvrtc-lib/$soname" ]] || fail "no $soname beside $(readlink -f "$real_lib")"
+  LAST_CMD="probe $soname through its RUNPATH"
+  (cd "$T" && env KCACHE_LOG_LEVEL=info LD_PRELOAD="$shim" "$own/probe" "$soname" "$T/inc") \
+    >"$T/$soname.own.out" 2>"$T/$soname.own.err"
+  RC=$?
+  ((RC == 0)) || fail "the probe with its own NVRTC failed under the shim: $(tail -n 5 "$T/$soname.own.err")"
+  same_as "$soname.base9" "$soname.own"
+  grep -q "compiles through $own/nvrtc-lib/$soname are served" "$T/$soname.own.err" ||
+    fail "the stand-in forwarded to another NVRTC than the one the program finds: $(grep -h 'compiles through' "$T/$soname.own.err")"
   tested+=("$soname")
 done
 

@@ -44,6 +44,7 @@ constexpr nvrtcResult kNoLoweredNamesBeforeCompilation = 9;
 constexpr nvrtcResult kNameExpressionNotValid = 10;
 constexpr nvrtcResult kInternalError = 11;
 
+using kcache::layer::note_caller;
 using kcache::layer::Real;
 using kcache::layer::real;
 
@@ -295,32 +296,38 @@ nvrtcResult real_only(nvrtcResult (*Real::*function)(nvrtcProgram, Args...), nvr
 extern "C" {
 
 __attribute__((visibility("default"))) const char* nvrtcGetErrorString(nvrtcResult result) {
+  note_caller(__builtin_return_address(0));
   const Real* r = real();
   if (r == nullptr || r->GetErrorString == nullptr) return "NVRTC_ERROR_INTERNAL_ERROR";
   return r->GetErrorString(result);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcVersion(int* major, int* minor) {
+  note_caller(__builtin_return_address(0));
   const Real* r = real();
   return r && r->Version ? r->Version(major, minor) : unavailable();
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetNumSupportedArchs(int* count) {
+  note_caller(__builtin_return_address(0));
   const Real* r = real();
   return r && r->GetNumSupportedArchs ? r->GetNumSupportedArchs(count) : unavailable();
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetSupportedArchs(int* archs) {
+  note_caller(__builtin_return_address(0));
   const Real* r = real();
   return r && r->GetSupportedArchs ? r->GetSupportedArchs(archs) : unavailable();
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPCHHeapSize(std::size_t* size) {
+  note_caller(__builtin_return_address(0));
   const Real* r = real();
   return r && r->GetPCHHeapSize ? r->GetPCHHeapSize(size) : unavailable();
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcSetPCHHeapSize(std::size_t size) {
+  note_caller(__builtin_return_address(0));
   const Real* r = real();
   return r && r->SetPCHHeapSize ? r->SetPCHHeapSize(size) : unavailable();
 }
@@ -328,6 +335,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcSetPCHHeapSize(std::size
 __attribute__((visibility("default"))) nvrtcResult nvrtcCreateProgram(
     nvrtcProgram* prog, const char* src, const char* name, int num_headers,
     const char* const* headers, const char* const* include_names) {
+  note_caller(__builtin_return_address(0));
   const Real* r = real();
   if (r == nullptr) return unavailable();
   Shim* s = shim();
@@ -352,6 +360,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCreateProgram(
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) {
+  note_caller(__builtin_return_address(0));
   const Real* r = real();
   if (r == nullptr) return unavailable();
   Program* p = prog != nullptr ? own(*prog) : nullptr;
@@ -369,6 +378,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProg
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcAddNameExpression(
     nvrtcProgram prog, const char* name_expression) {
+  note_caller(__builtin_return_address(0));
   auto served = [&](Program&) { return name_expression != nullptr; };
   auto answer = [&](Program& p) {
     if (p.compiled) return kNoNameExpressionsAfterCompilation;
@@ -381,6 +391,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcAddNameExpression(
 __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(nvrtcProgram prog,
                                                                        int num_options,
                                                                        const char* const* options) {
+  note_caller(__builtin_return_address(0));
   std::vector<std::string> argv;
   auto served = [&](Program& p) {
     if (p.compiled || num_options < 0 || (num_options > 0 && options == nullptr)) return false;
@@ -399,6 +410,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(nvrtcProg
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog,
                                                                      std::size_t* size) {
+  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && size != nullptr; };
   auto answer = [&](Program& p) {
     if (!p.cubin) {  // a PTX build has no CUBIN: NVRTC says it is empty
@@ -411,6 +423,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgra
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) {
+  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && p.cubin && cubin != nullptr; };
   auto answer = [&](Program& p) { return output(p, nullptr, cubin); };
   return forward(&Real::GetCUBIN, prog, served, answer, cubin);
@@ -418,12 +431,14 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram pr
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog,
                                                                    std::size_t* size) {
+  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && !p.cubin && size != nullptr; };
   auto answer = [&](Program& p) { return output(p, size, nullptr); };
   return forward(&Real::GetPTXSize, prog, served, answer, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char* ptx) {
+  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && !p.cubin && ptx != nullptr; };
   auto answer = [&](Program& p) { return output(p, nullptr, ptx); };
   return forward(&Real::GetPTX, prog, served, answer, ptx);
@@ -431,6 +446,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetPTX(nvrtcProgram prog
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog,
                                                                           std::size_t* size) {
+  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && size != nullptr; };
   auto answer = [&](Program& p) {
     *size = p.log.size() + 1;  // with its NUL, as NVRTC counts
@@ -441,6 +457,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcP
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog,
                                                                       char* log) {
+  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && log != nullptr; };
   auto answer = [&](Program& p) {
     std::memcpy(log, p.log.c_str(), p.log.size() + 1);
@@ -452,6 +469,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLog(nvrtcProgr
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog,
                                                                        const char* name_expression,
                                                                        const char** lowered_name) {
+  note_caller(__builtin_return_address(0));
   // The answers NVRTC gives before the compile and for an expression never
   // added are its documented errors (checked by tests/layers/nvrtc_shim.sh).
   auto served = [&](Program&) { return name_expression != nullptr && lowered_name != nullptr; };
@@ -467,48 +485,59 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetLoweredName(nvrtcProg
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetNVVMSize(nvrtcProgram prog,
                                                                     std::size_t* size) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetNVVMSize, prog, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetNVVM(nvrtcProgram prog, char* nvvm) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetNVVM, prog, nvvm);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog,
                                                                      std::size_t* size) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetLTOIRSize, prog, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* ir) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetLTOIR, prog, ir);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog,
                                                                        std::size_t* size) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetOptiXIRSize, prog, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char* ir) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetOptiXIR, prog, ir);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetPCHCreateStatus, prog);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog,
                                                                                std::size_t* size) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetPCHHeapSizeRequired, prog, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcSetFlowCallback(
     nvrtcProgram prog, int (*callback)(void*, void*), void* payload) {
+  note_caller(__builtin_return_address(0));
   return real_only(&Real::SetFlowCallback, prog, callback, payload);
 }
 
 // __nvrtcCPEx's arguments are not documented: the trampoline below keeps
-// every argument register, asks for the real function, and jumps to it.
-__attribute__((visibility("hidden"))) void* kcache_nvrtc_cpex_target() {
+// every argument register, asks for the real function (passing its own
+// return address: 7 registers and 128 bytes of xmm above it), and jumps to it.
+__attribute__((visibility("hidden"))) void* kcache_nvrtc_cpex_target(const void* caller) {
+  note_caller(caller);
   const Real* r = real();
   return r && r->CPEx ? r->CPEx : reinterpret_cast<void*>(&unavailable);
 }
@@ -537,6 +566,7 @@ __nvrtcCPEx:
   movdqu %xmm5, 80(%rsp)
   movdqu %xmm6, 96(%rsp)
   movdqu %xmm7, 112(%rsp)
+  movq 184(%rsp), %rdi
   call kcache_nvrtc_cpex_target
   movq %rax, %r11
   movdqu 0(%rsp), %xmm0

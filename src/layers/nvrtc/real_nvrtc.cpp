@@ -3,9 +3,13 @@
 #include "layers/nvrtc/real_nvrtc.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,15 +64,68 @@ std::vector<std::string> loader_cache_entries() {
   return paths;
 }
 
+std::atomic<const void*> first_caller{nullptr};
+
+// The loader's default folders, searched after its cache.
+constexpr const char* kDefaultFolders[] = {"/lib/x86_64-linux-gnu",
+                                           "/usr/lib/x86_64-linux-gnu",
+                                           "/lib64",
+                                           "/usr/lib64",
+                                           "/lib",
+                                           "/usr/lib"};
+
+// The folders the loader searches for a library that the object holding
+// `caller` opens by soname, up to its cache: the object's RPATH (and its
+// loaders'), LD_LIBRARY_PATH, its RUNPATH, in that order (glibc's
+// RTLD_DI_SERINFO, less the default folders it lists last: the loader's
+// cache comes before those). A program that finds NVRTC through its own
+// RUNPATH (CuPy in a virtual environment: pip's nvidia/cu13/lib) gets that
+// NVRTC behind the stand-in too.
+std::vector<std::string> caller_folders(const void* caller) {
+  std::vector<std::string> folders;
+  Dl_info info{};
+  link_map* map = nullptr;
+  if (caller == nullptr ||
+      ::dladdr1(caller, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0 ||
+      map == nullptr) {
+    return folders;
+  }
+  Dl_serinfo size{};
+  if (::dlinfo(map, RTLD_DI_SERINFOSIZE, &size) != 0 || size.dls_size < sizeof(Dl_serinfo)) {
+    return folders;
+  }
+  std::vector<std::max_align_t> storage(size.dls_size / sizeof(std::max_align_t) + 1);
+  auto* paths = reinterpret_cast<Dl_serinfo*>(storage.data());
+  if (::dlinfo(map, RTLD_DI_SERINFOSIZE, paths) != 0 ||
+      ::dlinfo(map, RTLD_DI_SERINFO, paths) != 0) {
+    return folders;
+  }
+  for (unsigned i = 0; i < paths->dls_cnt; ++i) {
+    const Dl_serpath& path = paths->dls_serpath[i];
+    if (path.dls_name == nullptr || *path.dls_name == '\0') continue;
+    const std::string_view name(path.dls_name);
+    const bool system = std::any_of(std::begin(kDefaultFolders), std::end(kDefaultFolders),
+                                    [&](std::string_view folder) {
+                                      return name == folder || name == std::string(folder) + "/";
+                                    });
+    if (!system) folders.emplace_back(name);
+  }
+  return folders;
+}
+
 // Where the real library may be, in the loader's order: KCACHE_NVRTC_LIBRARY,
-// the folders of LD_LIBRARY_PATH; then (`searched`, which runs ldconfig)
-// the loader's cache, its default folders and the toolkit folders.
+// the first caller's search path, the folders of LD_LIBRARY_PATH; then
+// (`searched`, which runs ldconfig) the loader's cache, its default folders
+// and the toolkit folders.
 std::vector<std::string> real_candidates(bool searched) {
   std::vector<std::string> paths;
   if (!searched) {
     if (const char* named = std::getenv("KCACHE_NVRTC_LIBRARY");
         named && std::strchr(named, '/') != nullptr) {
       paths.emplace_back(named);
+    }
+    for (const auto& folder : caller_folders(first_caller.load(std::memory_order_acquire))) {
+      paths.push_back(folder + "/" + KCACHE_NVRTC_SONAME);
     }
     if (const char* dirs = std::getenv("LD_LIBRARY_PATH")) {
       std::string_view rest = dirs;
@@ -82,8 +139,7 @@ std::vector<std::string> real_candidates(bool searched) {
     return paths;
   }
   paths = loader_cache_entries();
-  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-                          "/usr/lib64", "/lib", "/usr/lib"}) {
+  for (const char* dir : kDefaultFolders) {
     paths.push_back(std::string(dir) + "/" + KCACHE_NVRTC_SONAME);
   }
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
@@ -102,6 +158,12 @@ void bind(void* handle, F& function, const char* name) {
 
 // The real library, opened once; nullptr when none is found (said once).
 }  // namespace
+
+void note_caller(const void* return_address) {
+  if (first_caller.load(std::memory_order_relaxed) != nullptr) return;
+  const void* none = nullptr;
+  first_caller.compare_exchange_strong(none, return_address, std::memory_order_acq_rel);
+}
 
 const Real* real() {
   static const Real* const loaded = []() -> const Real* {

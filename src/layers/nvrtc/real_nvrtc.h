@@ -49,4 +49,10 @@ struct Real {
 // (said once on stderr). Where it looks: real_nvrtc.cpp.
 const Real* real();
 
+// Notes the code that called one of the stand-in's functions (its return
+// address), before real(): the first caller's search path (its RPATH,
+// LD_LIBRARY_PATH, its RUNPATH) is where the program would have found the
+// real library, so it is looked at first. Later callers change nothing.
+void note_caller(const void* return_address);
+
 }  // namespace kcache::layer
