@@ -14,7 +14,7 @@ set -u
 set -o pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-PACKAGE_TEST=package.consumer
+PACKAGE_TEST="${KCACHE_PACKAGE_TEST_NAME:-package.consumer}"
 # shellcheck source=tests/package/package_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/package_lib.sh"
 
