@@ -360,7 +360,6 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCreateProgram(
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) {
-  note_caller(__builtin_return_address(0));
   const Real* r = real();
   if (r == nullptr) return unavailable();
   Program* p = prog != nullptr ? own(*prog) : nullptr;
@@ -378,7 +377,6 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProg
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcAddNameExpression(
     nvrtcProgram prog, const char* name_expression) {
-  note_caller(__builtin_return_address(0));
   auto served = [&](Program&) { return name_expression != nullptr; };
   auto answer = [&](Program& p) {
     if (p.compiled) return kNoNameExpressionsAfterCompilation;
@@ -391,7 +389,6 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcAddNameExpression(
 __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(nvrtcProgram prog,
                                                                        int num_options,
                                                                        const char* const* options) {
-  note_caller(__builtin_return_address(0));
   std::vector<std::string> argv;
   auto served = [&](Program& p) {
     if (p.compiled || num_options < 0 || (num_options > 0 && options == nullptr)) return false;
@@ -410,7 +407,6 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(nvrtcProg
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog,
                                                                      std::size_t* size) {
-  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && size != nullptr; };
   auto answer = [&](Program& p) {
     if (!p.cubin) {  // a PTX build has no CUBIN: NVRTC says it is empty
@@ -423,7 +419,6 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgra
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) {
-  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && p.cubin && cubin != nullptr; };
   auto answer = [&](Program& p) { return output(p, nullptr, cubin); };
   return forward(&Real::GetCUBIN, prog, served, answer, cubin);
@@ -431,14 +426,12 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram pr
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog,
                                                                    std::size_t* size) {
-  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && !p.cubin && size != nullptr; };
   auto answer = [&](Program& p) { return output(p, size, nullptr); };
   return forward(&Real::GetPTXSize, prog, served, answer, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char* ptx) {
-  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && !p.cubin && ptx != nullptr; };
   auto answer = [&](Program& p) { return output(p, nullptr, ptx); };
   return forward(&Real::GetPTX, prog, served, answer, ptx);
@@ -446,7 +439,6 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetPTX(nvrtcProgram prog
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog,
                                                                           std::size_t* size) {
-  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && size != nullptr; };
   auto answer = [&](Program& p) {
     *size = p.log.size() + 1;  // with its NUL, as NVRTC counts
@@ -457,7 +449,6 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcP
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog,
                                                                       char* log) {
-  note_caller(__builtin_return_address(0));
   auto served = [&](Program& p) { return p.compiled && log != nullptr; };
   auto answer = [&](Program& p) {
     std::memcpy(log, p.log.c_str(), p.log.size() + 1);
@@ -469,7 +460,6 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLog(nvrtcProgr
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog,
                                                                        const char* name_expression,
                                                                        const char** lowered_name) {
-  note_caller(__builtin_return_address(0));
   // The answers NVRTC gives before the compile and for an expression never
   // added are its documented errors (checked by tests/layers/nvrtc_shim.sh).
   auto served = [&](Program&) { return name_expression != nullptr && lowered_name != nullptr; };
@@ -485,51 +475,42 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetLoweredName(nvrtcProg
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetNVVMSize(nvrtcProgram prog,
                                                                     std::size_t* size) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetNVVMSize, prog, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetNVVM(nvrtcProgram prog, char* nvvm) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetNVVM, prog, nvvm);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog,
                                                                      std::size_t* size) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetLTOIRSize, prog, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* ir) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetLTOIR, prog, ir);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog,
                                                                        std::size_t* size) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetOptiXIRSize, prog, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char* ir) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetOptiXIR, prog, ir);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetPCHCreateStatus, prog);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog,
                                                                                std::size_t* size) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::GetPCHHeapSizeRequired, prog, size);
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcSetFlowCallback(
     nvrtcProgram prog, int (*callback)(void*, void*), void* payload) {
-  note_caller(__builtin_return_address(0));
   return real_only(&Real::SetFlowCallback, prog, callback, payload);
 }
 

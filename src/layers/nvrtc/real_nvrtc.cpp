@@ -103,11 +103,10 @@ std::vector<std::string> caller_folders(const void* caller) {
   for (unsigned i = 0; i < paths->dls_cnt; ++i) {
     const Dl_serpath& path = paths->dls_serpath[i];
     if (path.dls_name == nullptr || *path.dls_name == '\0') continue;
-    const std::string_view name(path.dls_name);
+    std::string_view name(path.dls_name);
+    if (name.size() > 1 && name.back() == '/') name.remove_suffix(1);
     const bool system = std::any_of(std::begin(kDefaultFolders), std::end(kDefaultFolders),
-                                    [&](std::string_view folder) {
-                                      return name == folder || name == std::string(folder) + "/";
-                                    });
+                                    [&](std::string_view folder) { return name == folder; });
     if (!system) folders.emplace_back(name);
   }
   return folders;

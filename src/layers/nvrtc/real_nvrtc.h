@@ -53,6 +53,9 @@ const Real* real();
 // address), before real(): the first caller's search path (its RPATH,
 // LD_LIBRARY_PATH, its RUNPATH) is where the program would have found the
 // real library, so it is looked at first. Later callers change nothing.
+// Called by the functions a program can call first (those that take no
+// program: a program comes from nvrtcCreateProgram or __nvrtcCPEx, which
+// has found the real library by then).
 void note_caller(const void* return_address);
 
 }  // namespace kcache::layer
