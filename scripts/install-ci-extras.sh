@@ -5,7 +5,8 @@
 # the README's test command (without NVRTC those tests skip, saying why).
 #
 # NVRTC comes from Debian's non-free component: libnvrtc11.2 (NVRTC 11.8,
-# sm_35..sm_90, about 60 MB with libnvrtc-builtins11.8). It brings no CUDA
+# sm_35..sm_90, about 60 MB with libnvrtc-builtins11.8), installed; and
+# trixie's libnvrtc12 (NVRTC 12.4, 70 MB) unpacked beside, not installed. It brings no CUDA
 # headers, so tests that include <cuda_fp16.h> still skip. The non-free
 # component is added in its own file (deb822), for bookworm and
 # bookworm-updates, when apt cannot find the package otherwise; nothing
@@ -52,4 +53,39 @@ if ! /sbin/ldconfig -p | grep 'libnvrtc\.so\.11\.2 ' >/dev/null; then
   echo "install-ci-extras.sh: libnvrtc.so.11.2 is not on the loader's path after the install" >&2
   exit 1
 fi
-echo "kcache: CI extras installed (NVRTC $(dpkg-query -W -f '${Version}' libnvrtc11.2))"
+
+# NVRTC 12 too, for the libnvrtc.so.12 stand-in's tests: Debian 13 (trixie)
+# non-free's libnvrtc12, unpacked into its own folder, never installed (the
+# machine's libraries and apt state stay bookworm's). apt fetches and checks
+# it with a private source list, package lists and cache, so nothing of the
+# machine's own apt configuration changes. The tests find it through
+# KCACHE_TEST_NVRTC_PATH (.ci/run sets it to the folder printed below).
+nvrtc12_root=${KCACHE_CI_NVRTC12_ROOT:-/opt/kcache-ci/nvrtc12}
+apt_dir=$(mktemp -d)
+trap 'rm -rf "$apt_dir"' EXIT
+mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/debs"
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie non-free" \
+  >"$apt_dir/sources.list"
+apt_private=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o APT::Architectures=amd64
+  -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+apt-get "${apt_private[@]}" update -qq
+# libnvrtc12 needs the builtins of its own minor release (libnvrtc-builtins12.N).
+builtins=$(apt-cache "${apt_private[@]}" depends libnvrtc12 | sed -n 's/^ *Depends: \(libnvrtc-builtins[0-9.]*\)$/\1/p')
+if [ -z "$builtins" ]; then
+  echo "install-ci-extras.sh: trixie's libnvrtc12 names no libnvrtc-builtins package" >&2
+  exit 1
+fi
+(cd "$apt_dir/debs" && apt-get "${apt_private[@]}" download -qq libnvrtc12 "$builtins")
+$sudo rm -rf "$nvrtc12_root"
+$sudo mkdir -p "$nvrtc12_root"
+for deb in "$apt_dir"/debs/*.deb; do
+  $sudo dpkg-deb -x "$deb" "$nvrtc12_root"
+done
+nvrtc12_dir="$nvrtc12_root/usr/lib/x86_64-linux-gnu"
+if [ ! -e "$nvrtc12_dir/libnvrtc.so.12" ]; then
+  echo "install-ci-extras.sh: no libnvrtc.so.12 in $nvrtc12_dir after unpacking" >&2
+  exit 1
+fi
+echo "kcache: CI extras installed (NVRTC $(dpkg-query -W -f '${Version}' libnvrtc11.2);" \
+  "NVRTC 12 $(dpkg-deb -f "$apt_dir"/debs/libnvrtc12_*.deb Version) in $nvrtc12_dir)"

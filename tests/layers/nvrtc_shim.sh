@@ -7,13 +7,19 @@
 # served stale; KCACHE_LAYER_DISABLE=1 turns it off; `kcache run` puts it
 # in place; a program that finds NVRTC through its own RUNPATH gets that
 # NVRTC behind the stand-in. Run for each soname whose real library is here
-# (CUDA 13 in /usr/local/cuda, Debian's NVRTC 11.8).
+# (CUDA 13 in /usr/local/cuda, Debian's NVRTC 11.8, NVRTC 12 in a folder of
+# KCACHE_TEST_NVRTC_PATH).
 # Environment (CTest): KCACHE, NVRTC_SHIM_DIR (the stand-ins' folder),
-# NVRTC_PROBE, NVRTC_PROBE_RUNPATH.
+# NVRTC_PROBE, NVRTC_PROBE_RUNPATH; KCACHE_TEST_NVRTC_PATH (optional):
+# folders, ':'-separated, that hold more real libnvrtc versions (CI unpacks
+# NVRTC 12 there, scripts/install-ci-extras.sh); a soname found in none of
+# the places above is not tested, but one such folder that holds no real
+# libnvrtc at all fails the test.
 shim_dir="${NVRTC_SHIM_DIR:?NVRTC_SHIM_DIR must name the folder of the stand-ins}"
 probe="${NVRTC_PROBE:?NVRTC_PROBE must name the probe program}"
 probe_runpath="${NVRTC_PROBE_RUNPATH:?NVRTC_PROBE_RUNPATH must name the probe whose RUNPATH is \$ORIGIN/nvrtc-lib}"
 sanitize="${KCACHE_SANITIZE:-}"
+extra_path="${KCACHE_TEST_NVRTC_PATH:-}"  # read before fresh_env drops KCACHE_*
 source "$(dirname "$0")/../cli/lib.sh"
 fresh_env
 require_enabled_build
@@ -48,12 +54,23 @@ stat_of() {  # stat_of FIELD: the folder's count of FIELD
   json_get "$OUT" "counts.$1"
 }
 
+# The folders the probe's loader searches besides its own: the toolkit's,
+# then the test's own real libraries.
+search_path="$extra_path"
+[[ -d /usr/local/cuda/lib64 ]] && search_path="/usr/local/cuda/lib64${search_path:+:$search_path}"
+extra_dirs=()
+[[ -n "$extra_path" ]] && IFS=: read -r -a extra_dirs <<<"$extra_path"
+for dir in "${extra_dirs[@]}"; do
+  compgen -G "$dir/libnvrtc.so.*" >/dev/null ||
+    fail "KCACHE_TEST_NVRTC_PATH names $dir, which holds no libnvrtc.so.*"
+done
+
 tested=()
-for soname in libnvrtc.so.13 libnvrtc.so.11.2; do
+for soname in libnvrtc.so.13 libnvrtc.so.12 libnvrtc.so.11.2; do
   shim="$shim_dir/$soname"
   [[ -f "$shim" ]] || fail "the stand-in $shim was not built"
   base_env=()
-  [[ -d /usr/local/cuda/lib64 ]] && base_env+=(LD_LIBRARY_PATH=/usr/local/cuda/lib64)
+  [[ -n "$search_path" ]] && base_env+=(LD_LIBRARY_PATH="$search_path")
   threads=""
   export KCACHE_CUSTOM_CACHE_DIR="$T/cache-$soname"
   echo '#define OFFSET 7' >"$T/inc/probe.h"
@@ -149,17 +166,33 @@ for soname in libnvrtc.so.13 libnvrtc.so.11.2; do
   cp "$probe_runpath" "$own/probe"
   for file in "$(dirname "$(readlink -f "$real_lib")")"/libnvrtc*; do ln -s "$file" "$own/nvrtc-lib/"; done
   [[ -e "$own/nvrtc-lib/$soname" ]] || fail "no $soname beside $(readlink -f "$real_lib")"
+  # What it sees without the shim is the baseline: a library that finds
+  # its builtins only on the loader's path (Debian's NVRTC 12 unpacked
+  # outside it) fails its compiles here, and must fail them alike under the
+  # shim, so the shim's cache is a fresh one (a hit would serve what the
+  # program cannot compile).
+  LAST_CMD="probe $soname through its RUNPATH, without the shim"
+  (cd "$T" && "$own/probe" "$soname" "$T/inc") >"$T/$soname.own_base.out" 2>"$T/$soname.own_base.err"
+  RC=$?
+  ((RC == 0)) || fail "the probe with its own NVRTC failed without the shim: $(tail -n 5 "$T/$soname.own_base.err")"
   LAST_CMD="probe $soname through its RUNPATH"
-  (cd "$T" && env KCACHE_LOG_LEVEL=info LD_PRELOAD="$shim" "$own/probe" "$soname" "$T/inc") \
-    >"$T/$soname.own.out" 2>"$T/$soname.own.err"
+  (cd "$T" && env KCACHE_CUSTOM_CACHE_DIR="$T/own-cache-$soname" KCACHE_LOG_LEVEL=info \
+    LD_PRELOAD="$shim" "$own/probe" "$soname" "$T/inc") >"$T/$soname.own.out" 2>"$T/$soname.own.err"
   RC=$?
   ((RC == 0)) || fail "the probe with its own NVRTC failed under the shim: $(tail -n 5 "$T/$soname.own.err")"
-  same_as "$soname.base9" "$soname.own"
+  same_as "$soname.own_base" "$soname.own"
   grep -q "compiles through $own/nvrtc-lib/$soname are served" "$T/$soname.own.err" ||
     fail "the stand-in forwarded to another NVRTC than the one the program finds: $(grep -h 'compiles through' "$T/$soname.own.err")"
   tested+=("$soname")
 done
 
-((${#tested[@]} > 0)) || skip_backend nvrtc "no real libnvrtc.so.13 or libnvrtc.so.11.2 here"
+((${#tested[@]} > 0)) || skip_backend nvrtc "no real libnvrtc.so.13, .12 or .11.2 here"
+for dir in "${extra_dirs[@]}"; do
+  for lib in "$dir"/libnvrtc.so.*; do
+    name="$(basename "$lib")"
+    [[ -f "$shim_dir/$name" && " ${tested[*]} " != *" $name "* ]] &&
+      fail "KCACHE_TEST_NVRTC_PATH holds $name, but its stand-in was not tested"
+  done
+done
 echo "tested: ${tested[*]}"
 pass

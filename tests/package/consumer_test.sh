@@ -100,7 +100,7 @@ fi
 # The NVRTC shim's stand-ins are installed in <libdir>/kcache/nvrtc, find
 # libkcache through their RPATH, and kcache run preloads each whose real
 # library is here (Debian's libnvrtc.so.11.2 on CI).
-for soname in libnvrtc.so.13 libnvrtc.so.11.2; do
+for soname in libnvrtc.so.13 libnvrtc.so.12 libnvrtc.so.11.2; do
   built="$BUILD_DIR/src/kcache/nvrtc/$soname"
   [[ -f "$built" ]] || continue
   stand_in="$libdir/kcache/nvrtc/$soname"

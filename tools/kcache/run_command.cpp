@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* kOpenClLayer = "libkcache_opencl_layer.so";
 // The sonames the NVRTC shim stands in for.
-constexpr const char* kNvrtcSonames[] = {"libnvrtc.so.13", "libnvrtc.so.11.2"};
+constexpr const char* kNvrtcSonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
 
 struct RunArguments {
   bool print_env = false;
