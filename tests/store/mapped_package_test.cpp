@@ -11,6 +11,7 @@
 
 #include "base/hash.h"
 #include "fakes/counting_events.h"
+#include "fakes/stamp_counting_env.h"
 #include "fakes/temp_folder.h"
 #include "format/kdb_file.h"
 #include "store/system/system_tier.h"
@@ -184,6 +185,44 @@ class StampHidingEnv final : public EnvWrapper {
     FileStamp first_;
   };
 };
+
+TEST_F(MappedPackageTest, AnEntrysFirstUseLooksNotAtTheFileALaterOneDoes) {
+  // The first use checks the entry in full, which holds whatever the file
+  // holds: no system call. A later use lends it unchecked, so it looks
+  // first whether the file changed.
+  const Entry a = entry_of("a", 3000, 'a');
+  const Entry b = entry_of("b", 5000, 'b');
+  testing::write_file(path_, package_bytes(dir_, {a, b}));
+  testing::StampCountingEnv env;
+  auto system = make_system_tier(dir_.path(), {}, env, log_, events_);
+  ASSERT_TRUE(get(*system, a));  // opens the package (its stamps are taken then)
+  const int after_open = env.stamps();
+  ASSERT_TRUE(get(*system, b));
+  EXPECT_EQ(env.stamps(), after_open) << "the first use of b looked at the file";
+  ASSERT_TRUE(get(*system, a));
+  ASSERT_TRUE(get(*system, b));
+  EXPECT_EQ(env.stamps(), after_open + 2) << "a later use lent an entry without looking";
+  EXPECT_TRUE(lines_.empty());
+}
+
+TEST_F(MappedPackageTest, AnEntryFirstUsedAfterItsPackageChangedInPlaceIsTheNewOne) {
+  // c was never used before the package was rewritten in place with
+  // another layout: where the old index puts c the file now holds other
+  // bytes, which fail c's check; the package is opened anew and the new c
+  // is served. Nothing is counted corrupt.
+  const Entry a = entry_of("a", 3000, 'a');
+  const Entry c = entry_of("c", 4000, 'c');
+  testing::write_file(path_, package_bytes(dir_, {a, c}));
+  auto system = tier();
+  ASSERT_TRUE(get(*system, a));
+  rewrite_in_place(path_, package_bytes(dir_, {entry_of("b", 9000, 'b'), entry_of("c", 4000, 'C'),
+                                               entry_of("a", 7000, 'A')}));
+  auto now_c = get(*system, c);
+  ASSERT_TRUE(now_c);
+  EXPECT_EQ(binary(*now_c), std::string(4000, 'C'));
+  EXPECT_EQ(warnings_with("changed while in use"), 1) << ::testing::PrintToString(lines_);
+  EXPECT_EQ(events_.count, 0);
+}
 
 TEST_F(MappedPackageTest, AnEntryLostWhileItIsFirstCheckedIsAMissNotACrash) {
   // The file is cut after the tier looked at its stamp, before the entry's

@@ -16,6 +16,7 @@
 #include "base/hash.h"
 #include "fakes/counting_events.h"
 #include "fakes/fault_env.h"
+#include "fakes/stamp_counting_env.h"
 #include "fakes/temp_folder.h"
 #include "fakes/user_log_files.h"
 
@@ -705,6 +706,26 @@ TEST_F(UserTierTest, LaterHitsLendTheMappedRecord) {
   ASSERT_TRUE(second.is_ok() && second->has_value());
   EXPECT_TRUE(hit(*t, "db", e));
   EXPECT_EQ((*first)->payload().data(), (*second)->payload().data());
+  EXPECT_EQ(events.count, 0);
+}
+
+// The first read of a record the mapping already covers makes no system
+// call (its full check holds whatever the log holds); a later read, which
+// lends the record unchecked, looks at the log's stamp first.
+TEST_F(UserTierTest, AFirstReadLooksNotAtTheLogALaterOneDoes) {
+  testing::StampCountingEnv env;
+  auto t = make_user_tier({dir / "v1", true}, env, log, events);
+  Entry a = entry_named("a");
+  Entry b = entry_named("b");
+  put(*t, "db", a);
+  put(*t, "db", b);
+  EXPECT_TRUE(hit(*t, "db", a));  // maps the log (its stamp is taken then)
+  const int after_map = env.stamps();
+  EXPECT_TRUE(hit(*t, "db", b));
+  EXPECT_EQ(env.stamps(), after_map) << "the first read of b looked at the log";
+  EXPECT_TRUE(hit(*t, "db", a));
+  EXPECT_TRUE(hit(*t, "db", b));
+  EXPECT_EQ(env.stamps(), after_map + 2) << "a later read lent a record without looking";
   EXPECT_EQ(events.count, 0);
 }
 

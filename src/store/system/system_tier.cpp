@@ -161,13 +161,15 @@ class SystemTier final : public Tier {
   };
 
   // The entry in `slot` of `p` for `key`, verified (docs/design.md §3): a
-  // view of the mapping when mapped, lent only while the file is as it
-  // was opened; otherwise a copy.
+  // view of the mapping when mapped, lent unchecked only while the file is
+  // as it was opened; otherwise a copy. An entry's first use needs no look
+  // at the file: its full check holds whatever the file now holds there
+  // (a changed file fails it, or holds a whole entry of this key).
   Result<Found> entry_in(const Package& p, const KdbSlot& slot, const CacheKey& key) const {
     const KdbReader& kdb = *p.reader;
     std::atomic<bool>& checked = p.checked[slot.ordinal];
     const bool first = !checked.load(std::memory_order_acquire);
-    if (kdb.mapped()) {
+    if (kdb.mapped() && !first) {
       auto unchanged = kdb.unchanged();
       if (!unchanged) return unchanged.status();
       if (!*unchanged) return Found{std::nullopt, true};

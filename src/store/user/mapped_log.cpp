@@ -3,13 +3,25 @@
 namespace kcache::userlog {
 
 std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) {
-  // Before any byte is read: a write from here on moves the stamp.
-  auto now = log.stamp();
-  if (!now) return std::nullopt;
   std::shared_ptr<const FileMapping> mapping;
   bool checked = false;
   std::uint64_t epoch = 0;
   {
+    // A record not checked yet, in the part of the log already mapped,
+    // needs no look at the file: its full check holds whatever the log
+    // now holds there. Only a checked record is lent on its header and
+    // key alone, and only while the stamp holds.
+    std::lock_guard lock(mutex_);
+    if (mapping_ != nullptr && stamp_ && record.offset + record.size <= mapping_->bytes().size() &&
+        !checked_.contains(record.offset)) {
+      mapping = mapping_;
+      epoch = epoch_;
+    }
+  }
+  if (mapping == nullptr) {
+    // Before any byte is read: a write from here on moves the stamp.
+    auto now = log.stamp();
+    if (!now) return std::nullopt;
     std::lock_guard lock(mutex_);
     if (!stamp_ || !(*stamp_ == *now)) {
       checked_.clear();

@@ -5,9 +5,12 @@
 // A record's checksum is paid once per process while the log is as it
 // was: its bytes are checked in full the first time, and afterwards only
 // its header and key, for as long as the log's fstat (size, mtime, ctime,
-// inode) stays what it was before that first check. Any write to the log
-// (another process's append, an edit in place, a truncation) moves the
-// stamp and every record is checked in full again. kcache never writes a
+// inode) stays what it was when the set of checked records was begun.
+// Each such later read looks at the stamp first; a first read of a record
+// the mapping already covers does not (its full check holds whatever the
+// log holds there now). Any write to the log (another process's append,
+// an edit in place, a truncation) moves the stamp, and every record is
+// checked in full again after the next look. kcache never writes a
 // log below its end and replaces it whole by a rename, so a record that
 // was checked cannot change while the stamp holds; what a timestamp's
 // granularity could hide (a write in the same clock tick as the one
