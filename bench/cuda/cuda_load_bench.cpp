@@ -7,9 +7,12 @@
 //   cuda_load_bench measure  --dir D --mode M --set S   M: floor | user | system | ptx,
 //                                      or, parts of kcache's time: key | fetch |
 //                                      fetch_system | split (key and fetch* need no GPU),
-//                                      or paired_user | paired_system [--parity P]
+//                                      or paired_user | paired_system [--parity P],
+//                                      or paired_parts_user | paired_parts_system
 //   cuda_load_bench prepare  --dir D --target sm_90_132   the same without a GPU
 //   cuda_load_bench nvrtc    --dir D --set S            NVRTC compile only
+//   cuda_load_bench host                                the host's clock, system call
+//                                                       and copy costs
 //
 // Every phase prints one line per kernel: "<mode> <set> <id> <microseconds>"
 // and, for kcache modes, "setup <mode> <microseconds>" (Cache::open,
@@ -31,8 +34,10 @@
 #include <kcache/cuda.h>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -379,6 +384,7 @@ std::vector<std::uint8_t> read_bytes(const fs::path& path) {
 }
 
 int paired(const fs::path& dir, const std::string& mode, const std::string& set, int parity);
+int paired_parts(const fs::path& dir, const std::string& mode, const std::string& set, int parity);
 
 int measure(const fs::path& dir, const std::string& mode, const std::string& set, int parity) {
   Driver driver;
@@ -493,6 +499,8 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
     return 0;
   }
   if (mode == "paired_user" || mode == "paired_system") return paired(dir, mode, set, parity);
+  if (mode == "paired_parts_user" || mode == "paired_parts_system")
+    return paired_parts(dir, mode, set, parity);
   if (mode != "user" && mode != "system") die("unknown mode " + mode);
   auto setup_start = Clock::now();
   // user: the user cache of `prepare`, no packages; system: an empty user
@@ -518,6 +526,77 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
           " tier, not " + mode);
     }
     std::printf("%s %s %s %.2f\n", mode.c_str(), set.c_str(), kernels[i].id.c_str(), us);
+  }
+  return 0;
+}
+
+// paired_parts_*: as paired_*, but kcache's turn is the loader's steps done
+// by hand and timed apart (Cache::prepare, the tier's get_or_compile, the
+// load of the bytes it returned, cuModuleGetFunction), and the floor's turn
+// its load and its cuModuleGetFunction apart: where, within one process,
+// kcache's time over the floor goes. Lines "q<role>_<part> <set> <id> <us>".
+int paired_parts(const fs::path& dir, const std::string& mode, const std::string& set, int parity) {
+  Driver driver;
+  driver.load();
+  driver.make_context();
+  const bool user = mode == "paired_parts_user";
+  const kcache::TierKind expected = user ? kcache::TierKind::kUser : kcache::TierKind::kSystem;
+  auto kernels = read_kernels(dir, set);
+  std::vector<std::vector<std::uint8_t>> images;
+  std::vector<std::string> symbols;
+  for (const auto& k : kernels) {
+    images.push_back(read_bytes(dir / "raw" / (k.id + ".cubin")));
+    symbols.push_back(read_text(dir / "raw" / (k.id + ".lowered")));
+  }
+  KcacheSetup kc = user ? open_kcache(dir / "cache", dir / "no-system", true)
+                        : open_kcache(dir / "empty-user", dir / "system", true);
+  auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, *kc.compiler);
+  if (!loader) die(loader.status().message());
+  auto target = (*loader)->current_target();
+  if (!target) die(target.status().message());
+  std::vector<kcache::KernelRequest> requests;
+  for (const auto& k : kernels) requests.push_back(request_for(k, kcache::Target{}));
+  auto print = [&](const char* part, std::size_t i, double us) {
+    std::printf("%s %s %s %.2f\n", part, set.c_str(), kernels[i].id.c_str(), us);
+  };
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    void* module = nullptr;
+    void* function = nullptr;
+    auto start = Clock::now();
+    if ((i + static_cast<std::size_t>(parity)) % 2 == 0) {
+      driver.check(driver.ModuleLoadData(&module, images[i].data()), "cuModuleLoadData");
+      const double load_us = micros_since(start);
+      auto step = Clock::now();
+      driver.check(driver.ModuleGetFunction(&function, module, symbols[i].c_str()),
+                   "cuModuleGetFunction");
+      const double function_us = micros_since(step);
+      const double total_us = micros_since(start);
+      print("qfloor_load", i, load_us);
+      print("qfloor_function", i, function_us);
+      print("qfloor_total", i, total_us);
+      continue;
+    }
+    auto prepared = kc.cache->prepare(requests[i], *target, *kc.compiler);
+    if (!prepared) die(kernels[i].id + ": " + prepared.status().message());
+    const double key_us = micros_since(start);
+    auto step = Clock::now();
+    auto cached = kc.cache->get_or_compile(*prepared, *kc.compiler, {.keep_in_memory = false});
+    const double fetch_us = micros_since(step);
+    if (!cached || cached->tier != expected) die(kernels[i].id + ": not a " + mode + " hit");
+    step = Clock::now();
+    driver.check(driver.ModuleLoadData(&module, cached->binary().data()), "cuModuleLoadData");
+    const double load_us = micros_since(step);
+    step = Clock::now();
+    const std::string lowered = cached->lowered_name(kernels[i].names[0]);
+    driver.check(driver.ModuleGetFunction(&function, module, lowered.c_str()),
+                 "cuModuleGetFunction");
+    const double function_us = micros_since(step);
+    const double total_us = micros_since(start);
+    print("qkcache_key", i, key_us);
+    print("qkcache_fetch", i, fetch_us);
+    print("qkcache_load", i, load_us);
+    print("qkcache_function", i, function_us);
+    print("qkcache_total", i, total_us);
   }
   return 0;
 }
@@ -582,10 +661,50 @@ int nvrtc_only(const fs::path& dir, const std::string& set, const std::string& a
   return 0;
 }
 
+// What the host's basic operations cost, to read the other figures by:
+// kcache's hit reads the clock, makes a system call or two and touches a
+// few kilobytes, and these differ between hosts more than code does (a
+// virtual machine's clock may not be read in user space).
+int host_costs() {
+  std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string clock_source = "unknown";
+  source >> clock_source;
+  std::printf("clocksource %s\n", clock_source.c_str());
+  constexpr int kRounds = 200000;
+  auto per_call_ns = [](auto&& op) {
+    double best = 1e30;
+    for (int trial = 0; trial < 5; ++trial) {
+      auto start = Clock::now();
+      for (int i = 0; i < kRounds; ++i) op();
+      best = std::min(
+          best, std::chrono::duration<double, std::nano>(Clock::now() - start).count() / kRounds);
+    }
+    return best;
+  };
+  volatile long sink = 0;
+  std::printf("host steady_clock_now_ns %.1f\n",
+              per_call_ns([&] { sink = Clock::now().time_since_epoch().count(); }));
+  std::printf("host getppid_ns %.1f\n", per_call_ns([&] { sink = getppid(); }));
+  const std::string self = "/proc/self/exe";
+  std::FILE* file = std::fopen(self.c_str(), "rb");
+  if (file == nullptr) die("cannot open " + self);
+  struct stat st {};
+  std::printf("host fstat_ns %.1f\n",
+              per_call_ns([&] { sink = ::fstat(fileno(file), &st) + st.st_size; }));
+  std::fclose(file);
+  std::vector<char> from(64 << 10, 1), to(64 << 10);
+  std::printf("host memcpy_64k_ns %.1f\n", per_call_ns([&] {
+                std::memcpy(to.data(), from.data(), from.size());
+                sink = to[static_cast<std::size_t>(sink) % to.size()];
+              }));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) die("usage: cuda_load_bench gen|prepare|measure|nvrtc --dir D [...]");
+  if (argc >= 2 && std::string(argv[1]) == "host") return host_costs();
+  if (argc < 2) die("usage: cuda_load_bench gen|prepare|measure|nvrtc|host --dir D [...]");
   std::map<std::string, std::string> args;
   for (int i = 2; i + 1 < argc; i += 2) args[argv[i]] = argv[i + 1];
   const std::string command = argv[1];

@@ -23,6 +23,8 @@ kernels of a set. Phases:
                  Processes on these hosts come in fast and slow kinds; a ratio
                  within one process cancels that, where separate processes for
                  the floor and kcache can land on different kinds.
+  paired parts   as paired, kcache's turn done step by step (key, tier fetch,
+                 load, cuModuleGetFunction), each step timed apart
 """
 import argparse
 import os
@@ -154,6 +156,7 @@ def main():
     # always measured first or last.
     modes = ["floor", "user", "system"]
     paired = {}  # (tier, set, baseline build) -> [ratio of one process]
+    paired_parts = {}  # (tier, set, "kcache_key"...) -> [median of one process]
     for repeat in range(args.repeats):
         for s in sets:
             order = modes[repeat % 3:] + modes[:repeat % 3]
@@ -182,6 +185,18 @@ def main():
                         paired.setdefault((tier, s, build is not None), []).append(
                             statistics.median(times["pkcache"]) /
                             statistics.median(times["pfloor"]))
+            for tier in ("user", "system"):
+                out = run([bench, "measure", "--dir", work, "--mode", "paired_parts_" + tier,
+                           "--set", s, "--parity", str(repeat % 2)])
+                times = {}
+                for line in out.splitlines():
+                    parts = line.split()
+                    # The first two kernels of a process run on cold code: left out.
+                    if len(parts) == 4 and parts[0].startswith("q") and \
+                            int(parts[2].rsplit("_", 1)[1]) >= 2:
+                        times.setdefault(parts[0][1:], []).append(float(parts[3]))
+                for part, values in times.items():
+                    paired_parts.setdefault((tier, s, part), []).append(statistics.median(values))
             add(parse(run([bench, "measure", "--dir", work, "--mode", "ptx", "--set", s], jit,
                           unset=["CUDA_CACHE_DISABLE"]), {"ptx"}))
             for part in ("key", "fetch", "fetch_system", "split"):  # where kcache's time goes
@@ -277,6 +292,22 @@ def main():
                     targets.append(f"paired (same process), {who}kcache {tier} / floor, {s}: "
                                    f"{r:.2f}× (system target ≤ 1.10×; "
                                    f"{len(ratios)} processes, {min(ratios):.2f}–{max(ratios):.2f}×)")
+    # Where kcache's time over the floor goes, within one process (the
+    # median over processes of each part's median in its process).
+    for s in sets:
+        for tier in ("user", "system"):
+            def part(name):
+                values = paired_parts.get((tier, s, name))
+                return statistics.median(values) if values else float("nan")
+            if (tier, s, "kcache_total") not in paired_parts:
+                continue
+            targets.append(
+                f"paired parts, {tier}, {s}: kcache key {part('kcache_key'):.1f} + fetch "
+                f"{part('kcache_fetch'):.1f} + load {part('kcache_load'):.1f} + function "
+                f"{part('kcache_function'):.1f} = {part('kcache_total'):.1f} µs; floor load "
+                f"{part('floor_load'):.1f} + function {part('floor_function'):.1f} = "
+                f"{part('floor_total'):.1f} µs; "
+                f"{part('kcache_total') / part('floor_total'):.2f}×")
     lines += ["", *targets]
     text = "\n".join(lines)
     print(text)
