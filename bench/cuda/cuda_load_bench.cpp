@@ -530,32 +530,46 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
   return 0;
 }
 
+// What a paired run holds: a context, the floor's images and symbols, and
+// kcache opened on the tier's folders (`user`: the user cache of `prepare`;
+// otherwise an empty one and the exported package) with its loader.
+struct Paired {
+  Paired(const fs::path& dir, const std::string& set, bool user_tier)
+      : kernels(read_kernels(dir, set)), user(user_tier) {
+    driver.load();
+    driver.make_context();
+    for (const auto& k : kernels) {
+      images.push_back(read_bytes(dir / "raw" / (k.id + ".cubin")));
+      symbols.push_back(read_text(dir / "raw" / (k.id + ".lowered")));
+      requests.push_back(request_for(k, kcache::Target{}));
+    }
+    kc = user ? open_kcache(dir / "cache", dir / "no-system", true)
+              : open_kcache(dir / "empty-user", dir / "system", true);
+    auto created = kcache::cuda::ModuleLoader::create(*kc.cache, *kc.compiler);
+    if (!created) die(created.status().message());
+    loader = std::move(*created);
+  }
+  Driver driver;
+  std::vector<Kernel> kernels;
+  std::vector<std::vector<std::uint8_t>> images;
+  std::vector<std::string> symbols;
+  bool user;
+  KcacheSetup kc;
+  std::unique_ptr<kcache::cuda::ModuleLoader> loader;
+  std::vector<kcache::KernelRequest> requests;
+};
+
 // paired_parts_*: as paired_*, but kcache's turn is the loader's steps done
 // by hand and timed apart (Cache::prepare, the tier's get_or_compile, the
 // load of the bytes it returned, cuModuleGetFunction), and the floor's turn
 // its load and its cuModuleGetFunction apart: where, within one process,
 // kcache's time over the floor goes. Lines "q<role>_<part> <set> <id> <us>".
 int paired_parts(const fs::path& dir, const std::string& mode, const std::string& set, int parity) {
-  Driver driver;
-  driver.load();
-  driver.make_context();
-  const bool user = mode == "paired_parts_user";
-  const kcache::TierKind expected = user ? kcache::TierKind::kUser : kcache::TierKind::kSystem;
-  auto kernels = read_kernels(dir, set);
-  std::vector<std::vector<std::uint8_t>> images;
-  std::vector<std::string> symbols;
-  for (const auto& k : kernels) {
-    images.push_back(read_bytes(dir / "raw" / (k.id + ".cubin")));
-    symbols.push_back(read_text(dir / "raw" / (k.id + ".lowered")));
-  }
-  KcacheSetup kc = user ? open_kcache(dir / "cache", dir / "no-system", true)
-                        : open_kcache(dir / "empty-user", dir / "system", true);
-  auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, *kc.compiler);
-  if (!loader) die(loader.status().message());
-  auto target = (*loader)->current_target();
+  Paired p(dir, set, mode == "paired_parts_user");
+  const kcache::TierKind expected = p.user ? kcache::TierKind::kUser : kcache::TierKind::kSystem;
+  auto target = p.loader->current_target();
   if (!target) die(target.status().message());
-  std::vector<kcache::KernelRequest> requests;
-  for (const auto& k : kernels) requests.push_back(request_for(k, kcache::Target{}));
+  auto& [driver, kernels, images, symbols, user, kc, loader, requests] = p;
   auto print = [&](const char* part, std::size_t i, double us) {
     std::printf("%s %s %s %.2f\n", part, set.c_str(), kernels[i].id.c_str(), us);
   };
@@ -602,24 +616,9 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
 }
 
 int paired(const fs::path& dir, const std::string& mode, const std::string& set, int parity) {
-  Driver driver;
-  driver.load();
-  driver.make_context();
-  const bool user = mode == "paired_user";
+  Paired p(dir, set, mode == "paired_user");
+  auto& [driver, kernels, images, symbols, user, kc, loader, requests] = p;
   const std::string tier = user ? "user" : "system";
-  auto kernels = read_kernels(dir, set);
-  std::vector<std::vector<std::uint8_t>> images;
-  std::vector<std::string> symbols;
-  for (const auto& k : kernels) {
-    images.push_back(read_bytes(dir / "raw" / (k.id + ".cubin")));
-    symbols.push_back(read_text(dir / "raw" / (k.id + ".lowered")));
-  }
-  KcacheSetup kc = user ? open_kcache(dir / "cache", dir / "no-system", true)
-                        : open_kcache(dir / "empty-user", dir / "system", true);
-  auto loader = kcache::cuda::ModuleLoader::create(*kc.cache, *kc.compiler);
-  if (!loader) die(loader.status().message());
-  std::vector<kcache::KernelRequest> requests;
-  for (const auto& k : kernels) requests.push_back(request_for(k, kcache::Target{}));
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const bool floor = (i + static_cast<std::size_t>(parity)) % 2 == 0;
     auto start = Clock::now();
@@ -630,7 +629,7 @@ int paired(const fs::path& dir, const std::string& mode, const std::string& set,
       driver.check(driver.ModuleGetFunction(&function, module, symbols[i].c_str()),
                    "cuModuleGetFunction");
     } else {
-      auto loaded = (*loader)->get_function(requests[i], kernels[i].names[0]);
+      auto loaded = loader->get_function(requests[i], kernels[i].names[0]);
       if (!loaded) die(kernels[i].id + ": " + loaded.status().message());
       if (std::string(kcache::tier_name(loaded->tier)) != tier) {
         die(kernels[i].id + " came from the " + std::string(kcache::tier_name(loaded->tier)) +

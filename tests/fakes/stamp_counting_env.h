@@ -7,6 +7,7 @@
 #include <string>
 
 #include "env/env.h"
+#include "fakes/file_wrapper.h"
 
 namespace kcache::testing {
 
@@ -23,33 +24,16 @@ class StampCountingEnv final : public EnvWrapper {
   int stamps() const { return stamps_.load(); }
 
  private:
-  class Counting final : public File {
+  class Counting final : public FileWrapper {
    public:
     Counting(std::unique_ptr<File> file, std::atomic<int>& stamps)
-        : file_(std::move(file)), stamps_(stamps) {}
-    Result<std::uint64_t> size() const override { return file_->size(); }
-    FileId id() const override { return file_->id(); }
-    Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
-      return file_->read_at(offset, out);
-    }
-    Status write_at(std::uint64_t offset, std::span<const std::uint8_t> data) override {
-      return file_->write_at(offset, data);
-    }
-    Status truncate(std::uint64_t size) override { return file_->truncate(size); }
-    Status sync() override { return file_->sync(); }
+        : FileWrapper(std::move(file)), stamps_(stamps) {}
     Result<FileStamp> stamp() const override {
       ++stamps_;
-      return file_->stamp();
-    }
-    Result<std::shared_ptr<const FileMapping>> map(std::uint64_t length) const override {
-      return file_->map(length);
-    }
-    Result<std::shared_ptr<FileMapping>> map_writable(std::uint64_t length) override {
-      return file_->map_writable(length);
+      return FileWrapper::stamp();
     }
 
    private:
-    std::unique_ptr<File> file_;
     std::atomic<int>& stamps_;
   };
 

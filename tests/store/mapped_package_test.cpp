@@ -11,6 +11,7 @@
 
 #include "base/hash.h"
 #include "fakes/counting_events.h"
+#include "fakes/file_wrapper.h"
 #include "fakes/stamp_counting_env.h"
 #include "fakes/temp_folder.h"
 #include "format/kdb_file.h"
@@ -162,26 +163,13 @@ class StampHidingEnv final : public EnvWrapper {
   }
 
  private:
-  class Hiding final : public File {
+  class Hiding final : public testing::FileWrapper {
    public:
-    explicit Hiding(std::unique_ptr<File> file) : file_(std::move(file)), first_(*file_->stamp()) {}
-    Result<std::uint64_t> size() const override { return file_->size(); }
-    FileId id() const override { return file_->id(); }
-    Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
-      return file_->read_at(offset, out);
-    }
-    Status write_at(std::uint64_t offset, std::span<const std::uint8_t> data) override {
-      return file_->write_at(offset, data);
-    }
-    Status truncate(std::uint64_t size) override { return file_->truncate(size); }
-    Status sync() override { return file_->sync(); }
+    explicit Hiding(std::unique_ptr<File> file)
+        : FileWrapper(std::move(file)), first_(*this->file().stamp()) {}
     Result<FileStamp> stamp() const override { return first_; }
-    Result<std::shared_ptr<const FileMapping>> map(std::uint64_t length) const override {
-      return file_->map(length);
-    }
 
    private:
-    std::unique_ptr<File> file_;
     FileStamp first_;
   };
 };

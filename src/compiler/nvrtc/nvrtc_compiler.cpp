@@ -226,8 +226,9 @@ class NvrtcCompiler final : public Compiler {
       header_names.push_back(header.name.c_str());
     }
     nvrtcProgram program = nullptr;
-    const char* name = request.source_name ? request.source_name->c_str() : "kcache_kernel.cu";
-    nvrtcResult rc = nvrtc.CreateProgram(&program, request.source.c_str(), name,
+    const char* program_name =
+        request.source_name ? request.source_name->c_str() : "kcache_kernel.cu";
+    nvrtcResult rc = nvrtc.CreateProgram(&program, request.source.c_str(), program_name,
                                          static_cast<int>(header_text.size()), header_text.data(),
                                          header_names.data());
     if (rc != NVRTC_SUCCESS) return Status::internal("nvrtcCreateProgram: " + nvrtc.error(rc));
