@@ -10,10 +10,11 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) 
     // A record not checked yet, in the part of the log already mapped,
     // needs no look at the file: its full check holds whatever the log
     // now holds there. Only a checked record is lent on its header and
-    // key alone, and only while the stamp holds.
+    // key alone, and only while the stamp holds. A mapping that lost a
+    // page is looked at again below (and dropped).
     std::lock_guard lock(mutex_);
     if (mapping_ != nullptr && stamp_ && record.offset + record.size <= mapping_->bytes().size() &&
-        !checked_.contains(record.offset)) {
+        !mapping_->damaged() && !checked_.contains(record.offset)) {
       mapping = mapping_;
       epoch = epoch_;
     }
