@@ -573,20 +573,29 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
   auto print = [&](const char* part, std::size_t i, double us) {
     std::printf("%s %s %s %.2f\n", part, set.c_str(), kernels[i].id.c_str(), us);
   };
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
+  // cuModuleLoadData of `image`, then cuModuleGetFunction of `symbol`,
+  // each timed; the same for both roles.
+  struct Loaded {
+    double load_us;
+    double function_us;
+  };
+  auto load = [&](const void* image, const char* symbol) {
     void* module = nullptr;
     void* function = nullptr;
+    auto step = Clock::now();
+    driver.check(driver.ModuleLoadData(&module, image), "cuModuleLoadData");
+    const double load_us = micros_since(step);
+    step = Clock::now();
+    driver.check(driver.ModuleGetFunction(&function, module, symbol), "cuModuleGetFunction");
+    return Loaded{load_us, micros_since(step)};
+  };
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
     auto start = Clock::now();
     if ((i + static_cast<std::size_t>(parity)) % 2 == 0) {
-      driver.check(driver.ModuleLoadData(&module, images[i].data()), "cuModuleLoadData");
-      const double load_us = micros_since(start);
-      auto step = Clock::now();
-      driver.check(driver.ModuleGetFunction(&function, module, symbols[i].c_str()),
-                   "cuModuleGetFunction");
-      const double function_us = micros_since(step);
+      const Loaded floor = load(images[i].data(), symbols[i].c_str());
       const double total_us = micros_since(start);
-      print("qfloor_load", i, load_us);
-      print("qfloor_function", i, function_us);
+      print("qfloor_load", i, floor.load_us);
+      print("qfloor_function", i, floor.function_us);
       print("qfloor_total", i, total_us);
       continue;
     }
@@ -597,19 +606,13 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
     auto cached = kc.cache->get_or_compile(*prepared, *kc.compiler, {.keep_in_memory = false});
     const double fetch_us = micros_since(step);
     if (!cached || cached->tier != expected) die(kernels[i].id + ": not a " + mode + " hit");
-    step = Clock::now();
-    driver.check(driver.ModuleLoadData(&module, cached->binary().data()), "cuModuleLoadData");
-    const double load_us = micros_since(step);
-    step = Clock::now();
-    const std::string lowered = cached->lowered_name(kernels[i].names[0]);
-    driver.check(driver.ModuleGetFunction(&function, module, lowered.c_str()),
-                 "cuModuleGetFunction");
-    const double function_us = micros_since(step);
+    const Loaded kcache =
+        load(cached->binary().data(), cached->lowered_name(kernels[i].names[0]).c_str());
     const double total_us = micros_since(start);
     print("qkcache_key", i, key_us);
     print("qkcache_fetch", i, fetch_us);
-    print("qkcache_load", i, load_us);
-    print("qkcache_function", i, function_us);
+    print("qkcache_load", i, kcache.load_us);
+    print("qkcache_function", i, kcache.function_us);
     print("qkcache_total", i, total_us);
   }
   return 0;
