@@ -5,9 +5,9 @@
 # the README's test command (without NVRTC those tests skip, saying why).
 #
 # NVRTC comes from Debian's non-free component: libnvrtc11.2 (NVRTC 11.8,
-# sm_35..sm_90, about 60 MB with libnvrtc-builtins11.8), installed; and
-# trixie's libnvrtc12 (NVRTC 12.4, 70 MB) unpacked beside, not installed. It brings no CUDA
-# headers, so tests that include <cuda_fp16.h> still skip. The non-free
+# sm_35..sm_90, about 60 MB with libnvrtc-builtins11.8), installed, and
+# Debian 13's libnvrtc12 (NVRTC 12.4), unpacked beside (see below). Neither
+# brings CUDA headers, so tests that include <cuda_fp16.h> still skip. The non-free
 # component is added in its own file (deb822), for bookworm and
 # bookworm-updates, when apt cannot find the package otherwise; nothing
 # else of the machine's sources changes. Runs apt-get through sudo when not
@@ -68,7 +68,7 @@ echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.
   >"$apt_dir/sources.list"
 apt_private=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
   -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o APT::Architectures=amd64
-  -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+  -o APT::Sandbox::User=root)
 apt-get "${apt_private[@]}" update -qq
 # libnvrtc12 needs the builtins of its own minor release (libnvrtc-builtins12.N).
 builtins=$(apt-cache "${apt_private[@]}" depends libnvrtc12 | sed -n 's/^ *Depends: \(libnvrtc-builtins[0-9.]*\)$/\1/p')
