@@ -209,6 +209,32 @@ TEST_F(UserTierLimitsTest, UsesSurviveTheTableGrowingAndTheLogBeingCompacted) {
   EXPECT_FALSE(stored("db", entries[31]));  // the first written of those never used
 }
 
+// A process writes an entry's use into the table once a minute at most:
+// hits within the minute skip the table, and the next minute's hit still
+// moves it on.
+TEST_F(UserTierLimitsTest, RepeatedHitsInOneProcessMoveTheUseOnEachMinute) {
+  auto t = tier();
+  const Entry e = entry_of(0);
+  put(*t, "db", e);
+  const auto last_used = [&] {
+    auto listed = tier()->list("db");  // as another process sees it
+    EXPECT_TRUE(listed.is_ok());
+    return listed.is_ok() && listed->size() == 1 ? (*listed)[0].last_used_unix : -1;
+  };
+  minutes_pass(3);
+  ASSERT_TRUE(served(*t, "db", e));
+  ASSERT_TRUE(served(*t, "db", e));
+  EXPECT_EQ(last_used(), kStart + 3 * 60);
+  minutes_pass(4);
+  ASSERT_TRUE(served(*t, "db", e));
+  EXPECT_EQ(last_used(), kStart + 7 * 60);
+  // A newer record of the key starts afresh, and its use is recorded too.
+  put(*t, "db", e);
+  minutes_pass(1);
+  ASSERT_TRUE(served(*t, "db", e));
+  EXPECT_EQ(last_used(), kStart + 8 * 60);
+}
+
 TEST_F(UserTierLimitsTest, APutPastTheLimitEvictsInTheBackground) {
   constexpr std::uint64_t kLimit = 64 * 1024;
   std::vector<Entry> entries;

@@ -2,10 +2,11 @@
 
 namespace kcache::userlog {
 
-std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) {
+std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record,
+                                     std::uint32_t& checked_epoch) {
   std::shared_ptr<const FileMapping> mapping;
   bool checked = false;
-  std::uint64_t epoch = 0;
+  std::uint32_t epoch = 0;
   {
     // A record not checked yet, in the part of the log already mapped,
     // needs no look at the file: its full check holds whatever the log
@@ -14,7 +15,7 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) 
     // page is looked at again below (and dropped).
     std::lock_guard lock(mutex_);
     if (mapping_ != nullptr && stamp_ && record.offset + record.size <= mapping_->bytes().size() &&
-        !mapping_->damaged() && !checked_.contains(record.offset)) {
+        !mapping_->damaged() && checked_epoch != epoch_) {
       mapping = mapping_;
       epoch = epoch_;
     }
@@ -25,8 +26,7 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) 
     if (!now) return std::nullopt;
     std::lock_guard lock(mutex_);
     if (!stamp_ || !(*stamp_ == *now)) {
-      checked_.clear();
-      ++epoch_;
+      if (++epoch_ == 0) epoch_ = 1;
       stamp_ = *now;
       // Truncated below the mapping: its lost pages are not read again.
       if (mapping_ != nullptr && mapping_->bytes().size() > now->size) mapping_.reset();
@@ -43,7 +43,7 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) 
       unmappable_at_.reset();
     }
     mapping = mapping_;
-    checked = checked_.contains(record.offset);
+    checked = checked_epoch == epoch_;
     epoch = epoch_;
   }
   const ByteBuffer view = view_of(mapping, record.offset, record.size);
@@ -51,10 +51,8 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record) 
       decode_entry(view, &record.key, checked ? EntryCheck::kChecksumPassed : EntryCheck::kFull);
   // A page lost to a truncation read as zeros: not served from here.
   if (!entry || mapping->damaged()) return std::nullopt;
-  if (!checked) {
-    std::lock_guard lock(mutex_);
-    if (epoch_ == epoch) checked_.insert(record.offset);
-  }
+  // Should the epoch have moved meanwhile, the next read checks it again.
+  if (!checked) checked_epoch = epoch;
   return std::move(*entry);
 }
 

@@ -5,7 +5,9 @@
 // A record's checksum is paid once per process while the log is as it
 // was: its bytes are checked in full the first time, and afterwards only
 // its header and key, for as long as the log's fstat (size, mtime, ctime,
-// inode) stays what it was when the set of checked records was begun.
+// inode) stays what it was when the epoch its check was made in began.
+// The caller keeps that epoch with the record (user_db.h, IndexedRecord),
+// so that a hit looks up no other table.
 // Each such later read looks at the stamp first; a first read of a record
 // the mapping already covers does not (its full check holds whatever the
 // log holds there now). Any write to the log (another process's append,
@@ -21,7 +23,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <unordered_set>
 
 #include "env/env.h"
 #include "env/file_mapping.h"
@@ -36,15 +37,18 @@ class MappedLog {
   // mapping; nullopt when it is not served from the mapping (the log
   // cannot be mapped, the record lies past the file's end, or it fails a
   // check): the caller reads it with read_at, which says what is wrong.
-  std::optional<Entry> read(const File& log, const HintRecord& record);
+  // `checked_epoch` is the epoch in which the record last passed its full
+  // check (0: never), and is set to the current one when it passes it now.
+  std::optional<Entry> read(const File& log, const HintRecord& record,
+                            std::uint32_t& checked_epoch);
 
  private:
   std::mutex mutex_;  // guards the members below
   std::shared_ptr<const FileMapping> mapping_;
-  // The log's stamp when the offsets in `checked_` were checked.
+  // The log's stamp when the current epoch began.
   std::optional<FileStamp> stamp_;
-  std::unordered_set<std::uint64_t> checked_;
-  std::uint64_t epoch_ = 0;  // moves with each new stamp
+  // Moves with each new stamp; never 0, which means "never checked".
+  std::uint32_t epoch_ = 1;
   // A size the log could not be mapped at (no guard slot, say): not tried
   // again until the log's size changes.
   std::optional<std::uint64_t> unmappable_at_;

@@ -33,6 +33,21 @@ struct KeyHash {
 };
 using RecordMap = std::unordered_map<CacheKey, HintRecord, KeyHash>;
 
+// A key's newest record as an open database indexes it, with what this
+// process has learnt of it since (both forgotten when a newer record takes
+// its place). A repeated hit finds all it needs on the one node: no other
+// table is looked up, and the use table is written once a minute at most.
+// The two are read and written through std::atomic_ref, under the
+// database's shared lock.
+struct IndexedRecord : HintRecord {
+  IndexedRecord(const HintRecord& record) : HintRecord(record) {}  // NOLINT: implicit
+  // The MappedLog epoch in which its bytes last passed the full check; 0: never.
+  mutable std::uint32_t checked_epoch = 0;
+  // The minute its use was last put in the use table by this process; 0: never.
+  mutable std::uint32_t used_minute = 0;
+};
+using RecordIndex = std::unordered_map<CacheKey, IndexedRecord, KeyHash>;
+
 // One database, open: its log held open and what the hint says of it.
 struct Db {
   std::unique_ptr<File> log;
@@ -42,7 +57,7 @@ struct Db {
   mutable std::shared_mutex mutex;  // guards the members below
   // key -> its newest record, a removal included (so that an older record
   // met later, in a hint read after a scan, does not bring it back)
-  RecordMap newest;
+  RecordIndex newest;
   std::uint64_t hint_read = userlog::kHeaderSize;  // bytes of the hint applied
   // How far the hint file covers the log: writers hint what lies past it.
   std::uint64_t hinted_end = userlog::kHeaderSize;
@@ -81,6 +96,37 @@ struct Db {
     auto it = newest.find(key);
     if (it == newest.end() || it->second.removal()) return std::nullopt;
     return it->second;
+  }
+  // find(), with what this process has learnt of the record.
+  struct Found {
+    HintRecord record;
+    std::uint32_t checked_epoch = 0;
+    std::uint32_t used_minute = 0;
+  };
+  std::optional<Found> lookup(const CacheKey& key) const {
+    std::shared_lock lock(mutex);
+    auto it = newest.find(key);
+    if (it == newest.end() || it->second.removal()) return std::nullopt;
+    const IndexedRecord& r = it->second;
+    return Found{r, std::atomic_ref(r.checked_epoch).load(std::memory_order_relaxed),
+                 std::atomic_ref(r.used_minute).load(std::memory_order_relaxed)};
+  }
+  // Keeps what a read learnt of `found` (the fields that differ from
+  // `before`, its lookup), while its record is still its key's newest.
+  void learnt(const Found& found, const Found& before) const {
+    if (found.checked_epoch == before.checked_epoch && found.used_minute == before.used_minute) {
+      return;
+    }
+    std::shared_lock lock(mutex);
+    auto it = newest.find(found.record.key);
+    if (it == newest.end() || it->second.offset != found.record.offset) return;
+    if (found.checked_epoch != before.checked_epoch) {
+      std::atomic_ref(it->second.checked_epoch)
+          .store(found.checked_epoch, std::memory_order_relaxed);
+    }
+    if (found.used_minute != before.used_minute) {
+      std::atomic_ref(it->second.used_minute).store(found.used_minute, std::memory_order_relaxed);
+    }
   }
   // The newest records of the keys present, in log order.
   std::vector<HintRecord> records() const {

@@ -123,8 +123,8 @@ Result<std::optional<Entry>> UserTier::get_from(const std::string& name, const C
   auto db = db_for(name);
   if (!db) return open_failure(name, db.status());
   if (*db == nullptr) return std::optional<Entry>();
-  auto record = (*db)->find(key);
-  if (!record) {
+  auto found = (*db)->lookup(key);
+  if (!found) {
     // Another process may have written it since, or replaced the files.
     if (replaced(name, **db)) {
       forget(name);
@@ -136,12 +136,14 @@ Result<std::optional<Entry>> UserTier::get_from(const std::string& name, const C
       (*db)->read_hint();
       (*db)->read_past_hint();
     }
-    record = (*db)->find(key);
-    if (!record) return std::optional<Entry>();
+    found = (*db)->lookup(key);
+    if (!found) return std::optional<Entry>();
   }
-  auto entry = read_checked(name, **db, *record);
+  const Db::Found before = *found;
+  auto entry = read_checked(name, **db, *found);
   if (!entry) return entry.status();
-  if (entry->has_value()) record_use(name, **db, key);
+  if (entry->has_value()) record_use(name, **db, *found);
+  (*db)->learnt(*found, before);
   return entry;
 }
 
@@ -155,10 +157,11 @@ Result<Entry> UserTier::read_entry(const Db& db, const HintRecord& record, ByteB
 }
 
 Result<std::optional<Entry>> UserTier::read_checked(const std::string& name, Db& db,
-                                                    const HintRecord& record) {
+                                                    Db::Found& found) {
   // A view of the mapped log when it passes every check; else read again,
   // and what is wrong said below.
-  if (auto mapped = db.mapped.read(*db.log, record)) return mapped;
+  const HintRecord& record = found.record;
+  if (auto mapped = db.mapped.read(*db.log, record, found.checked_epoch)) return mapped;
   ByteBuffer bytes;
   auto entry = read_entry(db, record, bytes);
   if (entry) return std::optional<Entry>(std::move(*entry));
@@ -341,9 +344,12 @@ Status UserTier::for_each_entry(const std::string& name, Action&& action) {
     (*db)->read_hint();
   }
   for (const HintRecord& record : (*db)->records()) {
-    auto entry = read_checked(name, **db, record);
+    const Db::Found before{record};
+    Db::Found found = before;
+    auto entry = read_checked(name, **db, found);
     if (!entry) return entry.status();
     if (entry->has_value()) action(**entry, record);
+    (*db)->learnt(found, before);
   }
   return Status::ok();
 }

@@ -106,8 +106,9 @@ class UserTier final : public Tier {
   // its checks is looked for in the log (the hint may be what is wrong),
   // and is reported and removed only when the log holds no good record of
   // its key elsewhere. nullopt: the entry is not served.
-  Result<std::optional<Entry>> read_checked(const std::string& name, Db& db,
-                                            const HintRecord& record);
+  // `found.checked_epoch` says whether the mapped record was checked in
+  // full already, and is moved when it is now (Db::learnt keeps it).
+  Result<std::optional<Entry>> read_checked(const std::string& name, Db& db, Db::Found& found);
   // For a record that failed its checks: reads the whole log (once per open
   // database) and, if it holds a good record of the key somewhere else, the
   // hint was wrong: what `db` knows is replaced by the scan, the hint is
@@ -195,12 +196,12 @@ class UserTier final : public Tier {
 
   // The records the hint file of `name` holds, when it describes the log
   // of `generation`; adds what is wrong with the file itself to `found`.
-  RecordMap read_hint_file(const std::string& name, const Generation& generation,
-                           std::vector<VerifyReport::Problem>& found);
+  RecordIndex read_hint_file(const std::string& name, const Generation& generation,
+                             std::vector<VerifyReport::Problem>& found);
 
   // Adds where the hint disagrees with a scan of the log (but for keys
   // whose records were found damaged, reported already); true if it does.
-  bool compare_hint(const std::string& name, const LogScan& scan, const RecordMap& hinted,
+  bool compare_hint(const std::string& name, const LogScan& scan, const RecordIndex& hinted,
                     const std::map<std::uint64_t, CacheKey>& damaged_keys,
                     std::vector<VerifyReport::Problem>& found);
 
@@ -218,9 +219,11 @@ class UserTier final : public Tier {
 
   // ---- use tables, limits, eviction -----------------------------------
 
-  // Records that `key` of `db` was used now (a hit): one load and, once a
-  // minute per entry, one store in the shared table; no system call.
-  void record_use(const std::string& name, Db& db, const CacheKey& key);
+  // Records that `found`'s key of `db` was used now (a hit): once a minute
+  // per entry and process, a load and a store in the shared table (none
+  // while `found.used_minute`, which this moves, says it was done this
+  // minute); no system call.
+  void record_use(const std::string& name, Db& db, Db::Found& found);
   // The table of `db`: the one open, or, when there is none or it was
   // retired, the one on disk (tried once a minute, or now when `force`).
   UseTable* use_table(const std::string& name, Db& db, std::uint32_t now, bool force);

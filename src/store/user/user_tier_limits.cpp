@@ -32,12 +32,16 @@ std::string UserTier::use_path(const std::string& name) const {
 
 // ---- use tables -----------------------------------------------------------
 
-void UserTier::record_use(const std::string& name, Db& db, const CacheKey& key) {
+void UserTier::record_use(const std::string& name, Db& db, Db::Found& found) {
   if (!db.writable) return;
   const std::uint32_t now = minute_of(env_.now_unix());
+  // Minutes only grow in the table: one this process put there stands.
+  if (found.used_minute >= now) return;
   UseTable* table = db.uses.table.load(std::memory_order_acquire);
   if (table == nullptr || table->retired()) table = use_table(name, db, now, /*force=*/false);
-  if (table != nullptr) table->touch(key, now);
+  if (table == nullptr) return;
+  table->touch(found.record.key, now);
+  found.used_minute = now;
 }
 
 void UserTier::note_use(const DbNames& names, const CacheKey& key) {
@@ -49,8 +53,10 @@ void UserTier::note_use(const DbNames& names, const CacheKey& key) {
       if (it == dbs_.end()) continue;
       db = it->second;
     }
-    if (db->find(key)) {
-      record_use(*name, *db, key);
+    if (auto found = db->lookup(key)) {
+      const Db::Found before = *found;
+      record_use(*name, *db, *found);
+      db->learnt(*found, before);
       return;
     }
   }

@@ -79,7 +79,7 @@ void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& rep
   report.entries_checked += scan->entries;
 
   std::vector<VerifyReport::Problem> found;
-  const RecordMap hinted = read_hint_file(name, *generation, found);
+  const RecordIndex hinted = read_hint_file(name, *generation, found);
   const bool hint_file_wrong = !found.empty();
   // Damaged bytes where the hint places a present entry are a lost
   // entry, named by its key. Damaged bytes no one refers to (a record
@@ -130,8 +130,8 @@ void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& rep
   report.problems.insert(report.problems.end(), found.begin(), found.end());
 }
 
-RecordMap UserTier::read_hint_file(const std::string& name, const Generation& generation,
-                                   std::vector<VerifyReport::Problem>& found) {
+RecordIndex UserTier::read_hint_file(const std::string& name, const Generation& generation,
+                                     std::vector<VerifyReport::Problem>& found) {
   const std::string path = hint_path(name);
   auto hint = env_.open_random_access(path);
   if (hint) {
@@ -157,7 +157,7 @@ RecordMap UserTier::read_hint_file(const std::string& name, const Generation& ge
   return std::move(db.newest);
 }
 
-bool UserTier::compare_hint(const std::string& name, const LogScan& scan, const RecordMap& hinted,
+bool UserTier::compare_hint(const std::string& name, const LogScan& scan, const RecordIndex& hinted,
                             const std::map<std::uint64_t, CacheKey>& damaged_keys,
                             std::vector<VerifyReport::Problem>& found) {
   const std::size_t before = found.size();
