@@ -24,6 +24,41 @@ inline double micros_since(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double, std::micro>(end - start).count();
 }
 
+// Empties the CPU caches between timed passes, so that no pass starts with
+// lines another pass left warm: writes one byte in each cache line of a
+// buffer twice the largest cache the kernel reports (64 MiB when it
+// reports none).
+class CacheFlusher {
+ public:
+  CacheFlusher() : buffer_(2 * largest_cache()) {}
+  void flush() {
+    for (std::size_t at = 0; at < buffer_.size(); at += 64) ++buffer_[at];
+    sink_ = sink_ + buffer_[buffer_.size() / 2];
+  }
+
+ private:
+  static std::size_t largest_cache() {
+    std::size_t largest = 32u << 20;
+    for (int i = 0; i < 8; ++i) {
+      const std::string path =
+          "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size";
+      std::FILE* file = std::fopen(path.c_str(), "r");
+      if (file == nullptr) continue;
+      unsigned long size = 0;
+      char unit = 0;
+      if (std::fscanf(file, "%lu%c", &size, &unit) >= 1) {
+        if (unit == 'K') size <<= 10;
+        if (unit == 'M') size <<= 20;
+        largest = std::max<std::size_t>(largest, size);
+      }
+      std::fclose(file);
+    }
+    return largest;
+  }
+  std::vector<std::uint8_t> buffer_;
+  volatile std::uint8_t sink_ = 0;
+};
+
 // A fresh folder under $TMPDIR (else /tmp), removed with everything in it.
 class TempDir {
  public:

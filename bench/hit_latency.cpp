@@ -7,7 +7,11 @@
 // are read once so their pages sit in the OS page cache; no tier keeps
 // anything in process memory. Rounds then go through the keys in a fresh
 // shuffled order, one pass per kind, the order of kinds rotating each
-// round so that all share the machine's noise:
+// round so that all share the machine's noise, and each pass starting with
+// the CPU caches emptied (bench_support.h, CacheFlusher: else a pass finds
+// what the pass before it left warm; the pread pass, which copies every
+// byte of the package, left much of it in the last-level cache for the
+// system tier's pass two passes later):
 //   floor   open + pread + close of the entry's bytes into a reused buffer
 //   pread   pread of the same bytes from the .kdb, open all along, into a
 //           reused buffer: the floor for the system tier, which keeps its
@@ -285,10 +289,12 @@ TierResult measure_tiers(std::size_t size_index, std::size_t payload, std::size_
   std::vector<std::size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 shuffle_random(42 + size_index);
+  CacheFlusher flusher;
   for (int round = 0; round < rounds; ++round) {
     std::shuffle(order.begin(), order.end(), shuffle_random);
     for (int k = 0; k < kKinds; ++k) {
       const auto kind = static_cast<Kind>((k + round) % kKinds);
+      flusher.flush();
       for (std::size_t i : order) {
         const Item& item = items[i];
         double micros = 0;
@@ -400,6 +406,7 @@ ApiResult measure_api(std::size_t size_index, std::size_t payload, std::size_t c
   std::vector<std::size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 shuffle_random(7 + size_index);
+  CacheFlusher flusher;
   for (int round = 0; round < rounds; ++round) {
     std::shuffle(order.begin(), order.end(), shuffle_random);
     for (int k = 0; k < 3; ++k) {
