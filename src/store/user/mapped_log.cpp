@@ -4,19 +4,21 @@ namespace kcache::userlog {
 
 std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record,
                                      std::uint32_t& checked_epoch) {
-  std::shared_ptr<const FileMapping> mapping;
+  ByteBuffer view;
+  const FileMapping* mapping = nullptr;  // kept alive by `view`
   bool checked = false;
   std::uint32_t epoch = 0;
-  {
-    // A record not checked yet, in the part of the log already mapped,
-    // needs no look at the file: its full check holds whatever the log
-    // now holds there. Only a checked record is lent on its header and
-    // key alone, and only while the stamp holds. A mapping that lost a
-    // page is looked at again below (and dropped).
+  if (checked_epoch == 0) {
+    // A record never checked, in the part of the log already mapped, needs
+    // no look at the file: its full check holds whatever the log now holds
+    // there. A record checked before is lent on its header and key alone,
+    // and only while the stamp holds: the stamp is looked at first, below.
+    // A mapping that lost a page is looked at again below (and dropped).
     std::lock_guard lock(mutex_);
     if (mapping_ != nullptr && stamp_ && record.offset + record.size <= mapping_->bytes().size() &&
-        !mapping_->damaged() && checked_epoch != epoch_) {
-      mapping = mapping_;
+        !mapping_->damaged()) {
+      view = view_of(mapping_, record.offset, record.size);
+      mapping = mapping_.get();
       epoch = epoch_;
     }
   }
@@ -42,11 +44,11 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record,
       mapping_ = std::move(*mapped);
       unmappable_at_.reset();
     }
-    mapping = mapping_;
+    view = view_of(mapping_, record.offset, record.size);
+    mapping = mapping_.get();
     checked = checked_epoch == epoch_;
     epoch = epoch_;
   }
-  const ByteBuffer view = view_of(mapping, record.offset, record.size);
   auto entry =
       decode_entry(view, &record.key, checked ? EntryCheck::kChecksumPassed : EntryCheck::kFull);
   // A page lost to a truncation read as zeros: not served from here.

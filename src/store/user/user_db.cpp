@@ -17,12 +17,15 @@ void Db::read_hint() {
   if (n == 0) return;
   std::vector<std::uint8_t> bytes(n);
   if (!hint->read_at(hint_read, bytes).is_ok()) return;
+  std::vector<HintRecord> records;
+  records.reserve(n / kHintRecordSize);
   for (std::size_t at = 0; at < n; at += kHintRecordSize) {
     auto record = decode_hint({bytes.data() + at, kHintRecordSize});
-    if (!record) return;
-    apply_hinted(*record);
-    hint_read += kHintRecordSize;
+    if (!record) break;
+    records.push_back(*record);
   }
+  apply_hinted(records);
+  hint_read += records.size() * kHintRecordSize;
 }
 
 void Db::read_past_hint() {

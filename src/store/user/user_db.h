@@ -14,39 +14,19 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "env/env.h"
 #include "store/user/mapped_log.h"
+#include "store/user/record_index.h"
 #include "store/user/use_table.h"
 #include "store/user/user_log.h"
 
 namespace kcache::userlog {
 
-struct KeyHash {
-  std::size_t operator()(const CacheKey& key) const {
-    std::size_t h;
-    std::memcpy(&h, key.bytes().data(), sizeof h);
-    return h;
-  }
-};
 using RecordMap = std::unordered_map<CacheKey, HintRecord, KeyHash>;
-
-// A key's newest record as an open database indexes it, with what this
-// process has learnt of it since (both forgotten when a newer record takes
-// its place). A repeated hit finds all it needs on the one node: no other
-// table is looked up, and the use table is written once a minute at most.
-// The two are read and written through std::atomic_ref, under the
-// database's shared lock.
-struct IndexedRecord : HintRecord {
-  IndexedRecord(const HintRecord& record) : HintRecord(record) {}  // NOLINT: implicit
-  // The MappedLog epoch in which its bytes last passed the full check; 0: never.
-  mutable std::uint32_t checked_epoch = 0;
-  // The minute its use was last put in the use table by this process; 0: never.
-  mutable std::uint32_t used_minute = 0;
-};
-using RecordIndex = std::unordered_map<CacheKey, IndexedRecord, KeyHash>;
 
 // One database, open: its log held open and what the hint says of it.
 struct Db {
@@ -82,20 +62,32 @@ struct Db {
 
   // The caller holds `mutex` exclusively (as for the two below).
   void apply(const HintRecord& record) {
-    auto [it, added] = newest.try_emplace(record.key, record);
-    if (!added && it->second.offset < record.offset) it->second = record;
+    newest.apply(record);
     read_end = std::max(read_end, record.end());
   }
-  // apply(), for a record the hint file holds.
-  void apply_hinted(const HintRecord& record) {
-    apply(record);
-    hinted_end = std::max(hinted_end, record.end());
+  // Replaces what the index holds with the live records of a scan that
+  // read the log up to `end`.
+  void index_scan(const RecordMap& live, std::uint64_t end) {
+    std::vector<HintRecord> records;
+    records.reserve(live.size());
+    for (const auto& [key, record] : live) records.push_back(record);
+    newest.clear();
+    newest.apply_all(records);
+    read_end = end;
+  }
+  // apply(), for records the hint file holds.
+  void apply_hinted(std::span<const HintRecord> records) {
+    newest.apply_all(records);
+    for (const HintRecord& record : records) {
+      read_end = std::max(read_end, record.end());
+      hinted_end = std::max(hinted_end, record.end());
+    }
   }
   std::optional<HintRecord> find(const CacheKey& key) const {
     std::shared_lock lock(mutex);
-    auto it = newest.find(key);
-    if (it == newest.end() || it->second.removal()) return std::nullopt;
-    return it->second;
+    const IndexedRecord* r = newest.find(key);
+    if (r == nullptr || r->removal()) return std::nullopt;
+    return *r;
   }
   // find(), with what this process has learnt of the record.
   struct Found {
@@ -105,11 +97,10 @@ struct Db {
   };
   std::optional<Found> lookup(const CacheKey& key) const {
     std::shared_lock lock(mutex);
-    auto it = newest.find(key);
-    if (it == newest.end() || it->second.removal()) return std::nullopt;
-    const IndexedRecord& r = it->second;
-    return Found{r, std::atomic_ref(r.checked_epoch).load(std::memory_order_relaxed),
-                 std::atomic_ref(r.used_minute).load(std::memory_order_relaxed)};
+    const IndexedRecord* r = newest.find(key);
+    if (r == nullptr || r->removal()) return std::nullopt;
+    return Found{*r, std::atomic_ref(r->checked_epoch).load(std::memory_order_relaxed),
+                 std::atomic_ref(r->used_minute).load(std::memory_order_relaxed)};
   }
   // Keeps what a read learnt of `found` (the fields that differ from
   // `before`, its lookup), while its record is still its key's newest.
@@ -118,14 +109,13 @@ struct Db {
       return;
     }
     std::shared_lock lock(mutex);
-    auto it = newest.find(found.record.key);
-    if (it == newest.end() || it->second.offset != found.record.offset) return;
+    const IndexedRecord* r = newest.find(found.record.key);
+    if (r == nullptr || r->offset != found.record.offset) return;
     if (found.checked_epoch != before.checked_epoch) {
-      std::atomic_ref(it->second.checked_epoch)
-          .store(found.checked_epoch, std::memory_order_relaxed);
+      std::atomic_ref(r->checked_epoch).store(found.checked_epoch, std::memory_order_relaxed);
     }
     if (found.used_minute != before.used_minute) {
-      std::atomic_ref(it->second.used_minute).store(found.used_minute, std::memory_order_relaxed);
+      std::atomic_ref(r->used_minute).store(found.used_minute, std::memory_order_relaxed);
     }
   }
   // The newest records of the keys present, in log order.
@@ -133,9 +123,9 @@ struct Db {
     std::shared_lock lock(mutex);
     std::vector<HintRecord> out;
     out.reserve(newest.size());
-    for (const auto& [key, record] : newest) {
+    newest.for_each([&](const IndexedRecord& record) {
       if (!record.removal()) out.push_back(record);
-    }
+    });
     std::sort(out.begin(), out.end(),
               [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
     return out;
@@ -151,8 +141,9 @@ struct Db {
   void read_past_hint();
   [[nodiscard]] std::size_t size() const {
     std::shared_lock lock(mutex);
-    return static_cast<std::size_t>(std::count_if(
-        newest.begin(), newest.end(), [](const auto& item) { return !item.second.removal(); }));
+    std::size_t present = 0;
+    newest.for_each([&](const IndexedRecord& record) { present += record.removal() ? 0 : 1; });
+    return present;
   }
 };
 

@@ -193,9 +193,7 @@ std::optional<HintRecord> UserTier::recheck_against_log(const std::string& name,
                      ", which holds it at " + std::to_string(it->second.offset) +
                      "; the hint is rebuilt from the log (no entry is lost)");
   const HintRecord found = it->second;
-  db.newest.clear();
-  for (const auto& [key, live] : scan->live) db.apply(live);
-  db.read_end = scan->end;
+  db.index_scan(scan->live, scan->end);
   lock.unlock();
   rewrite_hint_after_scan(name, db, scan->size);
   return found;
@@ -291,8 +289,7 @@ Result<std::shared_ptr<Db>> UserTier::open_db(const std::string& name) {
   if (!scan) return scan.status();
   {
     std::unique_lock lock(db->mutex);
-    for (const auto& [key, record] : scan->live) db->apply(record);
-    db->read_end = scan->end;
+    db->index_scan(scan->live, scan->end);
   }
   rewrite_hint_after_scan(name, *db, scan->size);
   return db;
@@ -396,7 +393,7 @@ Status UserTier::append_locked(const std::string& name, Db& d, const CacheKey& k
   {
     std::unique_lock write(d.mutex);
     if (hinted.is_ok()) {
-      d.apply_hinted(record);
+      d.apply_hinted({&record, 1});
       d.hint_read = hint_at + kHintRecordSize;
     } else {
       d.apply(record);
@@ -464,9 +461,7 @@ Status UserTier::catch_up(const std::string& name, Db& db) {
     // The log lost bytes its hint names (cut by hand?): scan it afresh.
     auto scan = scan_log(*db.log);
     if (!scan) return scan.status();
-    db.newest.clear();
-    for (const auto& [key, record] : scan->live) db.apply(record);
-    db.read_end = scan->end;
+    db.index_scan(scan->live, scan->end);
     lock.unlock();
     return write_hint(name, db);
   }
@@ -506,7 +501,7 @@ Status UserTier::catch_up(const std::string& name, Db& db) {
     }
     db.hint_read += hints.size();
   }
-  for (const HintRecord& record : found) db.apply_hinted(record);
+  db.apply_hinted(found);
   db.hinted_end = std::max(db.hinted_end, covered);
   return Status::ok();
 }

@@ -96,10 +96,12 @@ void UserTier::stamp_use(const std::string& name, Db& db, const CacheKey& key) {
     {
       std::shared_lock lock(db.mutex);
       uses.reserve(db.newest.size());
-      for (const auto& [k, record] : db.newest) {
-        if (record.removal()) continue;
-        if (auto minute = table ? table->last_use(k) : std::nullopt) uses.push_back({k, *minute});
-      }
+      db.newest.for_each([&](const IndexedRecord& record) {
+        if (record.removal()) return;
+        if (auto minute = table ? table->last_use(record.key) : std::nullopt) {
+          uses.push_back({record.key, *minute});
+        }
+      });
     }
     const std::uint32_t made = table ? table->made() : now;
     if (Status s =
@@ -380,7 +382,7 @@ Status UserTier::compact_records(const std::string& name, const File& log,
   forget(name);
   Db db;
   db.generation = compacted->generation;
-  for (const HintRecord& record : compacted->records) db.apply(record);
+  db.newest.apply_all(compacted->records);
   db.read_end = compacted->end;
   Status hinted = write_hint(name, db);
   if (Status s = UseTable::write(env_, use_path(name), compacted->generation,

@@ -87,18 +87,20 @@ void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& rep
   // dead space, which compaction drops; they are not a problem.
   std::map<std::uint64_t, CacheKey> damaged_keys;  // region offset -> key
   for (const ScanStep& step : scan->damaged) {
-    for (const auto& [key, record] : hinted) {
-      if (record.removal() || record.offset < step.record.offset || record.offset >= step.next) {
-        continue;
+    bool named = false;  // one entry names the region
+    hinted.for_each([&](const IndexedRecord& record) {
+      if (named || record.removal() || record.offset < step.record.offset ||
+          record.offset >= step.next) {
+        return;
       }
-      damaged_keys[step.record.offset] = key;
+      named = true;
+      damaged_keys[step.record.offset] = record.key;
       ++report.entries_checked;
       found.push_back({path + " at offset " + std::to_string(step.record.offset),
-                       "entry " + key.hex() + ": " + step.problem.message() + " (" +
+                       "entry " + record.key.hex() + ": " + step.problem.message() + " (" +
                            std::to_string(step.damaged) + " bytes)",
                        false});
-      break;
-    }
+    });
   }
   const bool damaged = !damaged_keys.empty();
   if (scan->torn_tail) {
@@ -118,8 +120,7 @@ void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& rep
       if (fixed.is_ok() && hint_wrong) {
         Db db;
         db.generation = *generation;
-        for (const auto& [key, record] : scan->live) db.apply(record);
-        db.read_end = scan->end;
+        db.index_scan(scan->live, scan->end);
         fixed = write_hint(name, db);
       }
     }
@@ -162,8 +163,8 @@ bool UserTier::compare_hint(const std::string& name, const LogScan& scan, const 
                             std::vector<VerifyReport::Problem>& found) {
   const std::size_t before = found.size();
   for (const auto& [key, record] : scan.live) {
-    auto it = hinted.find(key);
-    if (it == hinted.end() || it->second.offset != record.offset) {
+    const IndexedRecord* hinted_record = hinted.find(key);
+    if (hinted_record == nullptr || hinted_record->offset != record.offset) {
       found.push_back({log_path(name),
                        "entry " + key.hex() + " at offset " + std::to_string(record.offset) +
                            " is not in the hint file",
@@ -172,12 +173,13 @@ bool UserTier::compare_hint(const std::string& name, const LogScan& scan, const 
   }
   std::set<CacheKey> damaged;
   for (const auto& [offset, key] : damaged_keys) damaged.insert(key);
-  for (const auto& [key, record] : hinted) {
-    if (!record.removal() && !scan.live.contains(key) && !damaged.contains(key)) {
+  hinted.for_each([&](const IndexedRecord& record) {
+    if (!record.removal() && !scan.live.contains(record.key) && !damaged.contains(record.key)) {
       found.push_back({hint_path(name),
-                       "hint names entry " + key.hex() + " which the log does not hold", false});
+                       "hint names entry " + record.key.hex() + " which the log does not hold",
+                       false});
     }
-  }
+  });
   return found.size() > before || !damaged.empty();
 }
 
