@@ -2,8 +2,8 @@
 # The GPU pass, in one call on the device machine (see pack.sh): the GPU
 # tests for real, the CUDA demo cold then warm, and the kernel-ready
 # benchmark against the load floor, the CUDA driver's JIT cache and CuPy;
-# then `kcache pack` of 500 NVRTC kernels with --jobs 1 against --jobs 16
-# (issue 11; about 1.5 minutes).
+# then the CPU scaling of plain processes and `kcache pack` of 500 NVRTC
+# kernels with --jobs 1 against --jobs 8 and 16 (issue 11; about 2 minutes).
 # Everything it prints also lands in $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,6 +21,9 @@ step() { echo; echo "=== $* ==="; }
 {
   step machine
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  # The cores pack --jobs has (issue 11): threads per core, sockets, and
+  # what N processes of plain CPU work get from them.
+  lscpu | tee "$out/lscpu.txt" || true
   kc ldd "$b/tools/kcache/kcache" | grep -i "not found" && status=1
   python3 -c 'import cupy; print("cupy", cupy.__version__)' || true
 
@@ -52,10 +55,14 @@ step() { echo; echo "=== $* ==="; }
   # Its repeats are its own (PACK_REPEATS): a --jobs 1 run is ~40 s of
   # compiles. --processes adds 16 `pack --jobs 1` on split manifests: what
   # the cores give when no process is shared.
-  step "pack: 500 NVRTC kernels for sm_90, --jobs 1 against --jobs 16 (issue 11)"
-  timeout 180 python3 bench/pack_jobs.py --kcache "$b/tools/kcache/kcache" --lib-path "$libs" \
-    --backend nvrtc --target sm_90 --kernels 500 --jobs 1,16 --repeat "${PACK_REPEATS:-2}" \
-    --processes --work /tmp/kcache-pack-jobs | tee "$out/pack_jobs.md" || status=1
+  step "CPU scaling of plain processes, the ceiling for pack --jobs (issue 11)"
+  python3 bench/cpu_scaling.py --processes "${PACK_JOBS:-1,8,16}" | tee "$out/cpu_scaling.md" ||
+    status=1
+  step "pack: 500 NVRTC kernels for sm_90, --jobs 1 against --jobs 8 and 16 (issue 11)"
+  timeout 240 python3 bench/pack_jobs.py --kcache "$b/tools/kcache/kcache" --lib-path "$libs" \
+    --backend nvrtc --target sm_90 --kernels 500 --jobs "${PACK_JOBS:-1,8,16}" \
+    --repeat "${PACK_REPEATS:-2}" --processes --work /tmp/kcache-pack-jobs |
+    tee "$out/pack_jobs.md" || status=1
   exit "$status"
 } 2>&1 | tee "$out/gpu_run.log"
 exit "${PIPESTATUS[0]}"
