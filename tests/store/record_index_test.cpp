@@ -22,8 +22,8 @@ void expect_holds(const RecordIndex& index, const std::map<int, HintRecord>& exp
   for (const auto& [key, want] : expected) {
     const IndexedRecord* got = index.find(want.key);
     ASSERT_NE(got, nullptr) << "key " << key;
-    EXPECT_EQ(got->offset, want.offset) << "key " << key;
-    EXPECT_EQ(got->size, want.size) << "key " << key;
+    EXPECT_EQ(got->record.offset, want.offset) << "key " << key;
+    EXPECT_EQ(got->record.size, want.size) << "key " << key;
   }
   std::size_t visited = 0;
   index.for_each([&](const IndexedRecord&) { ++visited; });

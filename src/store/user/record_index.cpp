@@ -11,19 +11,22 @@ namespace {
 // by one moves about 9n records in all.
 constexpr std::size_t kMergeAfter = 64;
 
-bool key_less(const IndexedRecord& a, const IndexedRecord& b) { return a.key < b.key; }
+bool key_less(const IndexedRecord& a, const IndexedRecord& b) {
+  return a.record.key < b.record.key;
+}
 
 // Keeps `record` in `held` when it is the newer of the two.
 void keep_newer(IndexedRecord& held, const HintRecord& record) {
-  if (held.offset < record.offset) held = record;
+  if (held.record.offset < record.offset) held = record;
 }
 
 }  // namespace
 
 IndexedRecord* RecordIndex::find_sorted(const CacheKey& key) {
-  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), key,
-                             [](const IndexedRecord& r, const CacheKey& k) { return r.key < k; });
-  return it != sorted_.end() && it->key == key ? &*it : nullptr;
+  auto it =
+      std::lower_bound(sorted_.begin(), sorted_.end(), key,
+                       [](const IndexedRecord& r, const CacheKey& k) { return r.record.key < k; });
+  return it != sorted_.end() && it->record.key == key ? &*it : nullptr;
 }
 
 const IndexedRecord* RecordIndex::find(const CacheKey& key) const {
@@ -71,12 +74,14 @@ void RecordIndex::merge(std::vector<IndexedRecord> batch) {
   if (batch.empty()) return;
   // By key, each key's newest first: the one unique keeps.
   std::sort(batch.begin(), batch.end(), [](const IndexedRecord& a, const IndexedRecord& b) {
-    return a.key < b.key || (a.key == b.key && a.offset > b.offset);
+    return a.record.key < b.record.key ||
+           (a.record.key == b.record.key && a.record.offset > b.record.offset);
   });
-  batch.erase(
-      std::unique(batch.begin(), batch.end(),
-                  [](const IndexedRecord& a, const IndexedRecord& b) { return a.key == b.key; }),
-      batch.end());
+  batch.erase(std::unique(batch.begin(), batch.end(),
+                          [](const IndexedRecord& a, const IndexedRecord& b) {
+                            return a.record.key == b.record.key;
+                          }),
+              batch.end());
   std::vector<IndexedRecord> merged;
   merged.reserve(sorted_.size() + batch.size());
   std::merge(sorted_.begin(), sorted_.end(), batch.begin(), batch.end(), std::back_inserter(merged),

@@ -39,8 +39,11 @@ struct KeyHash {
 // process has learnt of it since (both forgotten when a newer record takes
 // its place). A repeated hit finds all it needs on the one record: no other
 // table is looked up, and the use table is written once a minute at most.
-struct IndexedRecord : HintRecord {
-  IndexedRecord(const HintRecord& record) : HintRecord(record) {}  // NOLINT: implicit
+// A member, not a base: a base's tail padding could hold the learnt fields,
+// and copying the record out would then read them while a hit writes them.
+struct IndexedRecord {
+  IndexedRecord(const HintRecord& record) : record(record) {}  // NOLINT: implicit
+  HintRecord record;
   // The MappedLog epoch in which its bytes last passed the full check; 0: never.
   mutable std::uint32_t checked_epoch = 0;
   // The minute its use was last put in the use table by this process; 0: never.

@@ -86,8 +86,8 @@ struct Db {
   std::optional<HintRecord> find(const CacheKey& key) const {
     std::shared_lock lock(mutex);
     const IndexedRecord* r = newest.find(key);
-    if (r == nullptr || r->removal()) return std::nullopt;
-    return *r;
+    if (r == nullptr || r->record.removal()) return std::nullopt;
+    return r->record;
   }
   // find(), with what this process has learnt of the record.
   struct Found {
@@ -98,8 +98,8 @@ struct Db {
   std::optional<Found> lookup(const CacheKey& key) const {
     std::shared_lock lock(mutex);
     const IndexedRecord* r = newest.find(key);
-    if (r == nullptr || r->removal()) return std::nullopt;
-    return Found{*r, std::atomic_ref(r->checked_epoch).load(std::memory_order_relaxed),
+    if (r == nullptr || r->record.removal()) return std::nullopt;
+    return Found{r->record, std::atomic_ref(r->checked_epoch).load(std::memory_order_relaxed),
                  std::atomic_ref(r->used_minute).load(std::memory_order_relaxed)};
   }
   // Keeps what a read learnt of `found` (the fields that differ from
@@ -110,7 +110,7 @@ struct Db {
     }
     std::shared_lock lock(mutex);
     const IndexedRecord* r = newest.find(found.record.key);
-    if (r == nullptr || r->offset != found.record.offset) return;
+    if (r == nullptr || r->record.offset != found.record.offset) return;
     if (found.checked_epoch != before.checked_epoch) {
       std::atomic_ref(r->checked_epoch).store(found.checked_epoch, std::memory_order_relaxed);
     }
@@ -123,8 +123,8 @@ struct Db {
     std::shared_lock lock(mutex);
     std::vector<HintRecord> out;
     out.reserve(newest.size());
-    newest.for_each([&](const IndexedRecord& record) {
-      if (!record.removal()) out.push_back(record);
+    newest.for_each([&](const IndexedRecord& r) {
+      if (!r.record.removal()) out.push_back(r.record);
     });
     std::sort(out.begin(), out.end(),
               [](const HintRecord& a, const HintRecord& b) { return a.offset < b.offset; });
@@ -142,7 +142,7 @@ struct Db {
   [[nodiscard]] std::size_t size() const {
     std::shared_lock lock(mutex);
     std::size_t present = 0;
-    newest.for_each([&](const IndexedRecord& record) { present += record.removal() ? 0 : 1; });
+    newest.for_each([&](const IndexedRecord& r) { present += r.record.removal() ? 0 : 1; });
     return present;
   }
 };

@@ -96,10 +96,10 @@ void UserTier::stamp_use(const std::string& name, Db& db, const CacheKey& key) {
     {
       std::shared_lock lock(db.mutex);
       uses.reserve(db.newest.size());
-      db.newest.for_each([&](const IndexedRecord& record) {
-        if (record.removal()) return;
-        if (auto minute = table ? table->last_use(record.key) : std::nullopt) {
-          uses.push_back({record.key, *minute});
+      db.newest.for_each([&](const IndexedRecord& r) {
+        if (r.record.removal()) return;
+        if (auto minute = table ? table->last_use(r.record.key) : std::nullopt) {
+          uses.push_back({r.record.key, *minute});
         }
       });
     }

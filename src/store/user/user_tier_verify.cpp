@@ -88,7 +88,8 @@ void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& rep
   std::map<std::uint64_t, CacheKey> damaged_keys;  // region offset -> key
   for (const ScanStep& step : scan->damaged) {
     bool named = false;  // one entry names the region
-    hinted.for_each([&](const IndexedRecord& record) {
+    hinted.for_each([&](const IndexedRecord& r) {
+      const HintRecord& record = r.record;
       if (named || record.removal() || record.offset < step.record.offset ||
           record.offset >= step.next) {
         return;
@@ -164,7 +165,7 @@ bool UserTier::compare_hint(const std::string& name, const LogScan& scan, const 
   const std::size_t before = found.size();
   for (const auto& [key, record] : scan.live) {
     const IndexedRecord* hinted_record = hinted.find(key);
-    if (hinted_record == nullptr || hinted_record->offset != record.offset) {
+    if (hinted_record == nullptr || hinted_record->record.offset != record.offset) {
       found.push_back({log_path(name),
                        "entry " + key.hex() + " at offset " + std::to_string(record.offset) +
                            " is not in the hint file",
@@ -173,7 +174,8 @@ bool UserTier::compare_hint(const std::string& name, const LogScan& scan, const 
   }
   std::set<CacheKey> damaged;
   for (const auto& [offset, key] : damaged_keys) damaged.insert(key);
-  hinted.for_each([&](const IndexedRecord& record) {
+  hinted.for_each([&](const IndexedRecord& r) {
+    const HintRecord& record = r.record;
     if (!record.removal() && !scan.live.contains(record.key) && !damaged.contains(record.key)) {
       found.push_back({hint_path(name),
                        "hint names entry " + record.key.hex() + " which the log does not hold",
