@@ -16,7 +16,7 @@
 //   pread   pread of the same bytes from the .kdb, open all along, into a
 //           reused buffer: the floor for the system tier, which keeps its
 //           package open
-//   user    UserTier::get (hash lookup, fstat, and a view of the mapped
+//   user    UserTier::get (index lookup, fstat, and a view of the mapped
 //           log: its checksum was verified on the first use, in the
 //           warm-up) + the key material comparison Cache does on every hit
 //   system  the same through the system tier (binary search, fstat, and a

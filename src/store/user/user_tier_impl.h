@@ -76,7 +76,8 @@ class UserTier final : public Tier {
   Result<std::unique_ptr<FileLock>> try_lock(const std::string& db, const CacheKey& key) override;
 
   // Records the use in the database (of the two) that holds the key, when
-  // this process has it open: a hash lookup and the use table's probe.
+  // this process has it open: an index lookup and, once a minute, the use
+  // table's probe.
   void note_use(const DbNames& db, const CacheKey& key) override;
 
   Result<std::vector<std::string>> databases() const override;
