@@ -23,7 +23,9 @@ With --processes it also times the manifest split in N parts packed by N
 ends): what N compilers do when nothing in one process is shared, to tell a
 lock inside the process from a machine that has no more to give. For every
 run it prints the CPU time its processes used (user + sys) over the wall
-time: about N cores busy when N compiles run, about 1 when they take turns.
+time: about N cores busy when N compiles run, about 1 when they take turns;
+and, on a VM, the share of the machine's CPU time its hypervisor took
+meanwhile ("stolen", from /proc/stat), which no count of its processes shows.
 
 Every package must hold the same keys (read from the .kdb index, formats.md
 §2) and `kcache info --json` must give the same count and database.
@@ -475,7 +477,9 @@ class Runner:
 
     def timed(self, label, commands, folder, env):
         """Starts every command at once; the wall time until the last ends and
-        the CPU seconds (user + sys) of them all."""
+        the CPU seconds (user + sys) of them all, and the share of the
+        machine's CPU time the hypervisor took meanwhile."""
+        ticks = cpu_ticks()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         procs = []
@@ -488,9 +492,10 @@ class Runner:
             err.close()
             outputs.append((proc.returncode, out.decode(errors="replace")))
         wall = time.perf_counter() - start
+        steal = steal_share(ticks, cpu_ticks())
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return wall, cpu, outputs
+        return wall, cpu, outputs, steal
 
     def run(self, manifest, jobs, processes, expected):
         """One timed pack: `jobs` threads in one process, or, with processes > 1,
@@ -505,7 +510,7 @@ class Runner:
         else:
             outputs = [folder / f"{self.args.target}.kdb"]
             commands = [self.pack_command(manifest, outputs[0], folder / "work", jobs)]
-        wall, cpu, results = self.timed(label, commands, folder, env)
+        wall, cpu, results, steal = self.timed(label, commands, folder, env)
         problems, compiled = [], 0
         for i, (rc, out) in enumerate(results):
             if rc != 0:
@@ -527,8 +532,29 @@ class Runner:
                                  capture_output=True, text=True)
             info = json.loads(got.stdout)[0] if got.returncode == 0 else None
         return {"label": label, "jobs": jobs, "processes": processes, "wall_s": wall,
-                "cpu_s": cpu, "keys": sorted(keys), "info": info, "problems": problems,
+                "cpu_s": cpu, "steal": steal, "keys": sorted(keys), "info": info,
+                "problems": problems,
                 "folder": folder}
+
+
+def cpu_ticks():
+    """The machine's CPU time so far, from /proc/stat's first line: (all
+    ticks, ticks stolen by the hypervisor), or None where there is none."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(f) for f in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
+
+
+def steal_share(before, after):
+    """The share of the machine's CPU time the hypervisor took between two
+    cpu_ticks(): time a VM's cores were not running its work, which no
+    count of its own processes shows."""
+    if before is None or after is None or after[0] <= before[0]:
+        return None
+    return (after[1] - before[1]) / (after[0] - before[0])
 
 
 def sync_cost(folder, rounds=40, size=16 << 10):
@@ -623,7 +649,9 @@ def main():
             print(f"  repeat {repeat + 1} {r['label']:>4}: {r['wall_s']:7.2f} s wall, "
                   f"{args.kernels / r['wall_s']:6.1f} kernels/s, {r['cpu_s'] / r['wall_s']:4.2f} "
                   f"cores busy, {1000 * r['cpu_s'] / args.kernels:5.1f} CPU ms/kernel, "
-                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+                  f"load {os.getloadavg()[0]:.1f}"
+                  + (f", {100 * r['steal']:.1f}% stolen" if r["steal"] is not None else ""),
+                  flush=True)
             if not args.keep:
                 shutil.rmtree(r["folder"], ignore_errors=True)
 
@@ -670,6 +698,8 @@ def main():
         summary.append({"jobs": jobs, "processes": processes, "wall_s": walls,
                         "median_s": round(wall, 3), "kernels_per_s": round(args.kernels / wall, 2),
                         "cores_busy": round(busy, 2), "cpu_ms_per_kernel": round(cpu_ms, 1),
+                        "stolen": [None if r["steal"] is None else round(r["steal"], 4)
+                                   for r in rs],
                         "speedup": round(speedup, 3) if speedup else None})
     keys_same = not any("keys" in f or "info" in f for f in failed) and bool(all_runs)
     print(f"\npackages: {len(all_runs)}, keys the same in all: {'yes' if keys_same else 'NO'}")
