@@ -406,7 +406,6 @@ ApiResult measure_api(std::size_t size_index, std::size_t payload, std::size_t c
   std::vector<std::size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 shuffle_random(7 + size_index);
-  CacheFlusher flusher;
   for (int round = 0; round < rounds; ++round) {
     std::shuffle(order.begin(), order.end(), shuffle_random);
     for (int k = 0; k < 3; ++k) {
