@@ -20,24 +20,26 @@ void keep_newer(IndexedRecord& held, const HintRecord& record) {
   if (held.record.offset < record.offset) held = record;
 }
 
-}  // namespace
-
-IndexedRecord* RecordIndex::find_sorted(const CacheKey& key) {
+// The record of `key` in `sorted` (by key), or null; const as `sorted` is.
+template <class Records>
+auto* bisect(Records& sorted, const CacheKey& key) {
   auto it =
-      std::lower_bound(sorted_.begin(), sorted_.end(), key,
+      std::lower_bound(sorted.begin(), sorted.end(), key,
                        [](const IndexedRecord& r, const CacheKey& k) { return r.record.key < k; });
-  return it != sorted_.end() && it->record.key == key ? &*it : nullptr;
+  return it != sorted.end() && it->record.key == key ? &*it : nullptr;
 }
+
+}  // namespace
 
 const IndexedRecord* RecordIndex::find(const CacheKey& key) const {
   if (!recent_.empty()) {
     if (auto it = recent_.find(key); it != recent_.end()) return &it->second;
   }
-  return const_cast<RecordIndex*>(this)->find_sorted(key);
+  return bisect(sorted_, key);
 }
 
 void RecordIndex::apply(const HintRecord& record) {
-  if (IndexedRecord* held = find_sorted(record.key)) {
+  if (IndexedRecord* held = bisect(sorted_, record.key)) {
     keep_newer(*held, record);
     return;
   }
@@ -53,7 +55,7 @@ void RecordIndex::apply_all(std::span<const HintRecord> records) {
   }
   std::vector<IndexedRecord> batch;
   for (const HintRecord& record : records) {
-    if (IndexedRecord* held = find_sorted(record.key)) {
+    if (IndexedRecord* held = bisect(sorted_, record.key)) {
       keep_newer(*held, record);
     } else {
       batch.emplace_back(record);

@@ -42,7 +42,7 @@ struct KeyHash {
 // A member, not a base: a base's tail padding could hold the learnt fields,
 // and copying the record out would then read them while a hit writes them.
 struct IndexedRecord {
-  IndexedRecord(const HintRecord& record) : record(record) {}  // NOLINT: implicit
+  IndexedRecord(const HintRecord& of) : record(of) {}  // NOLINT: implicit
   HintRecord record;
   // The MappedLog epoch in which its bytes last passed the full check; 0: never.
   mutable std::uint32_t checked_epoch = 0;
@@ -74,7 +74,6 @@ class RecordIndex {
   }
 
  private:
-  IndexedRecord* find_sorted(const CacheKey& key);
   // Merges `recent_` and `batch` (keys not in `sorted_`) into `sorted_`.
   void merge(std::vector<IndexedRecord> batch);
 

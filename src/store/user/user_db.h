@@ -89,32 +89,36 @@ struct Db {
     if (r == nullptr || r->record.removal()) return std::nullopt;
     return r->record;
   }
-  // find(), with what this process has learnt of the record.
+  // find(), with what this process has learnt of the record: the two
+  // fields a read moves, and what the index held of them when looked up.
   struct Found {
     HintRecord record;
     std::uint32_t checked_epoch = 0;
     std::uint32_t used_minute = 0;
+    std::uint32_t looked_up_epoch = 0;
+    std::uint32_t looked_up_minute = 0;
   };
   std::optional<Found> lookup(const CacheKey& key) const {
     std::shared_lock lock(mutex);
     const IndexedRecord* r = newest.find(key);
     if (r == nullptr || r->record.removal()) return std::nullopt;
-    return Found{r->record, std::atomic_ref(r->checked_epoch).load(std::memory_order_relaxed),
-                 std::atomic_ref(r->used_minute).load(std::memory_order_relaxed)};
+    const std::uint32_t epoch = std::atomic_ref(r->checked_epoch).load(std::memory_order_relaxed);
+    const std::uint32_t minute = std::atomic_ref(r->used_minute).load(std::memory_order_relaxed);
+    return Found{r->record, epoch, minute, epoch, minute};
   }
-  // Keeps what a read learnt of `found` (the fields that differ from
-  // `before`, its lookup), while its record is still its key's newest.
-  void learnt(const Found& found, const Found& before) const {
-    if (found.checked_epoch == before.checked_epoch && found.used_minute == before.used_minute) {
-      return;
-    }
+  // Keeps what a read learnt of `found` (the fields it moved since the
+  // lookup), while its record is still its key's newest.
+  void learnt(const Found& found) const {
+    const bool checked = found.checked_epoch != found.looked_up_epoch;
+    const bool used = found.used_minute != found.looked_up_minute;
+    if (!checked && !used) return;
     std::shared_lock lock(mutex);
     const IndexedRecord* r = newest.find(found.record.key);
     if (r == nullptr || r->record.offset != found.record.offset) return;
-    if (found.checked_epoch != before.checked_epoch) {
+    if (checked) {
       std::atomic_ref(r->checked_epoch).store(found.checked_epoch, std::memory_order_relaxed);
     }
-    if (found.used_minute != before.used_minute) {
+    if (used) {
       std::atomic_ref(r->used_minute).store(found.used_minute, std::memory_order_relaxed);
     }
   }

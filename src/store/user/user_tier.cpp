@@ -139,11 +139,10 @@ Result<std::optional<Entry>> UserTier::get_from(const std::string& name, const C
     found = (*db)->lookup(key);
     if (!found) return std::optional<Entry>();
   }
-  const Db::Found before = *found;
   auto entry = read_checked(name, **db, *found);
   if (!entry) return entry.status();
   if (entry->has_value()) record_use(name, **db, *found);
-  (*db)->learnt(*found, before);
+  (*db)->learnt(*found);
   return entry;
 }
 
@@ -341,12 +340,11 @@ Status UserTier::for_each_entry(const std::string& name, Action&& action) {
     (*db)->read_hint();
   }
   for (const HintRecord& record : (*db)->records()) {
-    const Db::Found before{record};
-    Db::Found found = before;
+    Db::Found found{record};
     auto entry = read_checked(name, **db, found);
     if (!entry) return entry.status();
     if (entry->has_value()) action(**entry, record);
-    (*db)->learnt(found, before);
+    (*db)->learnt(found);
   }
   return Status::ok();
 }

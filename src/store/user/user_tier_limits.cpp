@@ -54,9 +54,8 @@ void UserTier::note_use(const DbNames& names, const CacheKey& key) {
       db = it->second;
     }
     if (auto found = db->lookup(key)) {
-      const Db::Found before = *found;
       record_use(*name, *db, *found);
-      db->learnt(*found, before);
+      db->learnt(*found);
       return;
     }
   }
