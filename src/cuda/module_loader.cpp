@@ -7,6 +7,7 @@
 
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -86,7 +87,7 @@ class ModuleLoader::Impl {
     CUcontext previous = nullptr;
     driver_->CtxGetCurrent(&previous);
     for (const auto& [where, kept] : modules_) {
-      if (driver_->CtxSetCurrent(where.first) == CUDA_SUCCESS) driver_->ModuleUnload(kept.module);
+      if (driver_->CtxSetCurrent(where.context) == CUDA_SUCCESS) driver_->ModuleUnload(kept.module);
     }
     for (const auto& [context, module] : unkeyed_) {
       if (driver_->CtxSetCurrent(context) == CUDA_SUCCESS) driver_->ModuleUnload(module);
@@ -163,7 +164,7 @@ class ModuleLoader::Impl {
     if (!prepared && prepared.status().code() != StatusCode::kIoError) return prepared.status();
     if (prepared) {
       std::unique_lock lock(mutex_);
-      if (auto it = modules_.find({*context, prepared->key()}); it != modules_.end()) {
+      if (auto it = modules_.find(Where{*context, prepared->key()}); it != modules_.end()) {
         LoadedKernel loaded;
         loaded.context = *context;
         loaded.key = prepared->key();
@@ -215,7 +216,8 @@ class ModuleLoader::Impl {
       } else {
         Module kept{module, {}};
         kept.names.metadata_fields = std::move(cached->metadata_fields);
-        auto [it, inserted] = modules_.try_emplace({*context, prepared->key()}, std::move(kept));
+        auto [it, inserted] =
+            modules_.try_emplace(Where{*context, prepared->key()}, std::move(kept));
         if (!inserted) {  // another thread loaded it meanwhile: keep one
           driver_->ModuleUnload(module);
           module = it->second.module;
@@ -255,8 +257,19 @@ class ModuleLoader::Impl {
   std::mutex mutex_;
   // Found by key alone (XXH3-128): the key material was compared in full
   // when the binary was read; within one process, two requests would have
-  // to collide on 128 bits.
-  std::map<std::pair<CUcontext, CacheKey>, Module> modules_;
+  // to collide on 128 bits. Hashed: a first use inserts, and a tree's
+  // node walk and comparisons were a tenth of a first use's bookkeeping.
+  struct Where {
+    CUcontext context;
+    CacheKey key;
+    bool operator==(const Where&) const = default;
+  };
+  struct WhereHash {
+    std::size_t operator()(const Where& w) const noexcept {
+      return std::hash<CacheKey>()(w.key) ^ std::hash<const void*>()(w.context);
+    }
+  };
+  std::unordered_map<Where, Module, WhereHash> modules_;
   std::vector<std::pair<CUcontext, CUmodule>> unkeyed_;  // unloaded with the loader
   std::map<CUcontext, Target> targets_;
 };
