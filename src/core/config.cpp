@@ -444,6 +444,10 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
     if (!one.empty()) config.trusted_keys.push_back(expand_path(one, env).value_or(one));
     start = end + 1;
   }
+  // Set, yet naming no key (":" is what "$KEYS:" gives when KEYS is
+  // unset): keys were asked for, so it fails closed, as a key file that
+  // cannot be read does: one empty path, which TrustedKeys reports.
+  if (config.trusted_keys.empty() && !trim(keys).empty()) config.trusted_keys.emplace_back();
   if (std::string dir = value_of("system_db_path"); !dir.empty()) {
     config.system_db_path = strip_trailing_slash(expand_path(dir, env).value_or(dir));
   }

@@ -141,6 +141,13 @@ expect_eq "broken key: tier" compiled "$TIER"
 expect_contains "broken key: said" "Trusted key file $T/keys/broken.pub is not used" "$ERR"
 run verify
 expect_rc 1
+# Set, yet naming no key (what "$KEYS:" gives with KEYS unset): refused
+# all the same, never trust switched off.
+export KCACHE_TRUSTED_KEYS=":"
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache-no-key"
+compile_ok --source src/add.cl --output out/no-key.bin
+expect_eq "no key named: tier" compiled "$TIER"
+expect_contains "no key named: said" "names no key file" "$ERR"
 unset KCACHE_TRUSTED_KEYS
 
 # pack --from-cache takes what the user cache holds instead of compiling.

@@ -193,6 +193,14 @@ TEST_F(ResolveConfigTest, SyncAndTrustedKeys) {
   EXPECT_TRUE(resolve(options).trusted_keys.empty());
   env.vars["KCACHE_SYNC"] = "sometimes";
   EXPECT_TRUE(resolve().sync);  // malformed: the default, with a warning
+  // Set but naming no key ("$KEYS:" with KEYS unset): one empty path, so
+  // the keys count as asked for and every package is refused.
+  for (const char* none : {":", " :: ", ": :"}) {
+    env.vars["KCACHE_TRUSTED_KEYS"] = none;
+    EXPECT_EQ(resolve().trusted_keys, std::vector<std::string>{""}) << none;
+  }
+  env.vars["KCACHE_TRUSTED_KEYS"] = "  ";
+  EXPECT_TRUE(resolve().trusted_keys.empty()) << "blank is unset";
 }
 
 TEST_F(ResolveConfigTest, MalformedValuesFallBackWithAWarning) {

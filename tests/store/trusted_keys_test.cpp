@@ -75,6 +75,15 @@ TEST_F(TrustedKeysTest, OnlyAPackageSignedByATrustedKeyIsAccepted) {
       << *other;
 }
 
+TEST_F(TrustedKeysTest, ASettingThatNamesNoKeyRefusesEveryPackage) {
+  write("signed.kdb", &signer_.signer);
+  auto keys = TrustedKeys::load({""}, env_);
+  EXPECT_TRUE(keys.configured());
+  ASSERT_EQ(keys.problems().size(), 1u);
+  EXPECT_NE(keys.problems()[0].find("names no key file"), std::string::npos);
+  EXPECT_TRUE(keys.refusal(*open("signed.kdb")).has_value());
+}
+
 TEST_F(TrustedKeysTest, ASignatureMadeWithAnotherKeyUnderATrustedNameIsForged) {
   // The package names the trusted key, but another key signed it.
   KdbSigner forger = other_.signer;

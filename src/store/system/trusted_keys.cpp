@@ -37,6 +37,12 @@ TrustedKeys TrustedKeys::load(const std::vector<std::string>& paths, const Env& 
   TrustedKeys trusted;
   trusted.configured_ = !paths.empty();
   for (const auto& path : paths) {
+    if (path.empty()) {
+      trusted.problems_.push_back(
+          "The trusted_keys setting (KCACHE_TRUSTED_KEYS) is set but names no key file; every "
+          "package is refused until it names one");
+      continue;
+    }
     if (!env.is_dir(path)) {
       add_key_file(path, env, trusted.keys_, trusted.problems_);
       continue;
