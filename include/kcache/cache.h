@@ -242,6 +242,12 @@ class KCACHE_EXPORT Cache {
   [[nodiscard]] Result<FolderStats> folder_stats() const;
   // Sets every process's counts for this folder to zero.
   Status zero_stats();
+  // Ok when compiled kernels can be kept in the user cache: makes its
+  // folder when missing, else says why not (the cache is disabled, no
+  // user cache, a folder another user could write, not a writable folder).
+  // A request never needs it (a cache problem never fails one); for a tool
+  // about to compile many kernels to keep (kcache pack).
+  Status check_storable();
   [[nodiscard]] const ResolvedConfig& config() const;
 
   // Administration of the user tier (the `kcache` subcommands). Each fails

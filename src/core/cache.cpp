@@ -347,6 +347,12 @@ class Cache::Impl final : public TierEvents {
     return read_folder_stats(*user, env_, stats_path());
   }
 
+  Status check_storable() {
+    Tier* user = require_user();
+    if (user == nullptr) return unavailable();
+    return user->ready_to_store();
+  }
+
   Status zero_stats() {
     if (require_user() == nullptr) return unavailable();
     return zero_folder_stats(env_, stats_path());
@@ -647,6 +653,7 @@ Result<std::pair<CacheKey, KeyMaterial>> Cache::key_for(const KernelRequest& req
 }
 Result<FolderStats> Cache::folder_stats() const { return impl_->folder_stats(); }
 Status Cache::zero_stats() { return impl_->zero_stats(); }
+Status Cache::check_storable() { return impl_->check_storable(); }
 CacheStats Cache::stats() const { return impl_->stats(); }
 const ResolvedConfig& Cache::config() const { return impl_->config(); }
 Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }

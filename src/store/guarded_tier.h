@@ -65,6 +65,7 @@ class GuardedTier final : public Tier {
   Result<PruneReport> prune(const PruneOptions& options) override { return inner_->prune(options); }
   [[nodiscard]] Result<Usage> usage() const override { return inner_->usage(); }
   void note_use(const DbNames& db, const CacheKey& key) override { inner_->note_use(db, key); }
+  Status ready_to_store() override { return inner_->ready_to_store(); }
   Status verify(bool repair, VerifyReport& report) override {
     return inner_->verify(repair, report);
   }

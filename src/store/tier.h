@@ -59,6 +59,12 @@ class Tier {
                      std::span<const std::uint8_t> /*encoded*/) {
     return Status::not_supported(std::string(name()) + " tier is read-only");
   }
+  // Ok when put() can store here now: a tier with folders makes them and
+  // says why it cannot (a folder another user could write, no folder,
+  // not writable). Only asked by a caller about to store many entries.
+  virtual Status ready_to_store() {
+    return Status::not_supported(std::string(name()) + " tier is read-only");
+  }
   // Says that `key` was just used from another tier (a copy in memory), so
   // that a tier that orders eviction by use keeps it warm. Cheap; may
   // do nothing.

@@ -75,9 +75,58 @@ done
 
 run pack --manifest "$T/none.jsonl" --target gfx906_60 --output "$T/pkg/x.kdb"
 expect_rc 1
-expect_contains "a missing manifest" "--manifest $T/none.jsonl: cannot be read" "$ERR"
+expect_contains "a missing manifest" "cannot read --manifest $T/none.jsonl: No such file" "$ERR"
 run pack --manifest "$T/m.jsonl" --output "$T/pkg/x.kdb"
 expect_rc 2
+
+# What pack reads and writes is checked before any compile. A manifest
+# must be a regular file: /dev/zero or a FIFO would fill the memory or
+# hang it.
+run pack --manifest /dev/zero --target gfx906_60 --output "$T/pkg/x.kdb"
+expect_rc 1
+expect_contains "/dev/zero is refused" "kcache reads only regular files" "$ERR"
+mkfifo "$T/fifo"
+run pack --manifest "$T/fifo" --target gfx906_60 --output "$T/pkg/x.kdb"
+expect_rc 1
+run pack --manifest "$T/pkg" --target gfx906_60 --output "$T/pkg/x.kdb"
+expect_rc 1
+expect_contains "a folder is said to be one" "it is a directory" "$ERR"
+# The package never replaces its own manifest.
+cp "$T/m.jsonl" "$T/same.jsonl"
+run pack --manifest "$T/same.jsonl" --target gfx906_60 --output "$T/same.jsonl"
+expect_rc 2
+expect_contains "output = manifest" "is the manifest itself" "$ERR"
+cmp -s "$T/m.jsonl" "$T/same.jsonl" || fail "the manifest was changed"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output ""
+expect_rc 2
+# A work folder that cannot keep what is compiled: said first, nothing
+# compiled.
+touch "$T/work-file"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/w.kdb" --work "$T/work-file"
+expect_rc 1
+expect_contains "a work folder that is a file" "--work $T/work-file:" "$ERR"
+expect_not_contains "nothing compiled" "compiled" "$OUT"
+mkdir -p "$T/open-work"
+chmod 777 "$T/open-work"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/w.kdb" --work "$T/open-work"
+expect_rc 1
+expect_contains "a work folder others can write" "another user could have written it" "$ERR"
+[[ ! -e "$T/pkg/w.kdb" ]] || fail "a package was written from a refused work folder"
+
+# A kernel compiled but too large to keep is a failed line, not a silent
+# gap in the package; its log reaches the summary when it fails to
+# compile.
+python3 - "$T/m.jsonl" "$T/big.jsonl" <<'PY' || fail "could not write a large line"
+import json, sys
+first = json.loads(open(sys.argv[1]).readline())
+big = dict(first)
+big["source"] = "// " + "x" * (65 << 20) + "\n"
+open(sys.argv[2], "w").write(json.dumps(big) + "\n" + json.dumps(first) + "\n")
+PY
+run pack --manifest "$T/big.jsonl" --target gfx906_60 --output "$T/pkg/big.kdb" --jobs 1
+expect_rc 1
+expect_contains "the large kernel fails" "failed line 1: compiled, but the work folder could not keep it" "$ERR"
+expect_contains "the other is packed" "packed 1 kernels" "$OUT"
 
 # Jobs are processes: a compiler that kills the process compiling it (its
 # worker) fails its own kernel only; the other kernels that worker held are
@@ -98,4 +147,21 @@ expect_rc 1
 expect_contains "the killing line fails" "failed line 2: the worker compiling it ended (it was killed by signal 9), twice" "$ERR"
 expect_contains "the others are packed" "packed 3 kernels for gfx906_60" "$OUT"
 expect_eq "one line failed" 1 "$(grep -c '^kcache: failed' <<<"$ERR")"
+
+# A kernel that does not compile: its compiler's log is shown under it.
+head -n 1 "$T/m.jsonl" >"$T/broken.jsonl"
+python3 - "$T/broken.jsonl" <<'PY' || fail "could not write a failing line"
+import json, sys
+line = json.loads(open(sys.argv[1]).readline())
+line["compiler"] = dict(line["compiler"])
+line["compiler"]["id"] = line["compiler"]["id"].replace(
+    "cp {in} {out}", 'sh -c "echo first problem >&2; echo second problem >&2; exit 1" {in} {out}')
+line["source"] += "// does not compile\n"
+open(sys.argv[1], "a").write(json.dumps(line) + "\n")
+PY
+run pack --manifest "$T/broken.jsonl" --target gfx906_60 --output "$T/pkg/broken.kdb" --jobs 2
+expect_rc 1
+expect_contains "the failing line" "failed line 2:" "$ERR"
+expect_contains "its log, first line" "    first problem" "$ERR"
+expect_contains "its log, second line" "    second problem" "$ERR"
 pass

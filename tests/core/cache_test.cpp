@@ -39,6 +39,35 @@ std::string bytes_of(const CachedKernel& kernel) {
 // A hit on the copy in memory is a use of the entry on disk: the user
 // tier's use table learns it, so eviction keeps what a long-running
 // process keeps using.
+// Whether what is compiled can be kept, asked before compiling many
+// kernels (kcache pack): the folder is made; one that is a file, one
+// another user could write and a disabled cache each say why not.
+TEST_F(CacheTest, CheckStorableMakesTheFolderOrSaysWhyNot) {
+  const std::string folder = dir_path() + "/cache";
+  ASSERT_FALSE(std::filesystem::exists(folder));
+  EXPECT_TRUE(open()->check_storable().is_ok());
+  EXPECT_TRUE(std::filesystem::is_directory(folder)) << "the folder is made";
+
+  std::filesystem::remove_all(folder);
+  { std::ofstream(folder) << "a file"; }
+  Status file = open()->check_storable();
+  EXPECT_FALSE(file.is_ok());
+  std::filesystem::remove(folder);
+
+  std::filesystem::create_directories(folder);
+  std::filesystem::permissions(folder, std::filesystem::perms::all);
+  Status open_to_all = open()->check_storable();
+  ASSERT_FALSE(open_to_all.is_ok());
+  EXPECT_NE(open_to_all.message().find("another user could have written it"), std::string::npos)
+      << open_to_all.message();
+
+  CacheOptions off;
+  off.disable_cache = true;
+  Status disabled = open(off)->check_storable();
+  ASSERT_FALSE(disabled.is_ok());
+  EXPECT_NE(disabled.message().find("disabled"), std::string::npos) << disabled.message();
+}
+
 TEST_F(CacheTest, AMemoryHitKeepsTheEntryOnDiskWarm) {
   constexpr std::int64_t kStart = 1'800'000'000;
   env.now = kStart;

@@ -75,7 +75,7 @@ Status write_all(int fd, std::span<const std::uint8_t> bytes) {
 }  // namespace
 
 Result<std::string> read_input_file(const std::string& path, const std::string& what,
-                                    std::uint64_t max_bytes) {
+                                    std::uint64_t max_bytes, std::string_view bounded) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then
   // refuses it. Links are followed: the path is the user's own.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
@@ -91,7 +91,7 @@ Result<std::string> read_input_file(const std::string& path, const std::string& 
   }
   const auto too_large = [&] {
     return Status::io_error("cannot read " + what + ": it is larger than " + mib(max_bytes) +
-                            ", the limit for a source or header file");
+                            ", the limit for " + std::string(bounded));
   };
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return too_large();
   std::string text;
@@ -124,6 +124,19 @@ Status check_output_path(const std::string& path, const std::string& what) {
   return Status::io_error(what + " is " + kind_of(st.st_mode) +
                           "; kcache writes only regular files and does not replace "
                           "anything else");
+}
+
+Status check_can_create(const std::string& path, const std::string& what) {
+  const std::string probe = temp_name_for(path);
+  UniqueFd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (fd.get() < 0) {
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    return Status::io_error("cannot write " + what + ": cannot create a file in " +
+                            (folder.empty() ? std::string(".") : folder) + ": " +
+                            errno_text(errno));
+  }
+  (void)::unlink(probe.c_str());
+  return Status::ok();
 }
 
 Status write_output_file(const std::string& path, const std::string& what,

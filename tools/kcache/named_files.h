@@ -18,16 +18,27 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace kcache::tool {
 
 // The largest --source or --header file: 64 MiB.
 inline constexpr std::uint64_t kMaxInputFileBytes = 64ull << 20;
+// The largest manifest (kcache pack): 1 GiB, a hundred thousand kernels
+// of 10 KB.
+inline constexpr std::uint64_t kMaxManifestBytes = 1ull << 30;
 
 // The content of the regular file at `path`. `what` names it in messages
-// ("--source k.cl"); a message reads "cannot read <what>: <why>".
+// ("--source k.cl"); a message reads "cannot read <what>: <why>", and
+// one for a file over `max_bytes` names the files it bounds (`bounded`).
 Result<std::string> read_input_file(const std::string& path, const std::string& what,
-                                    std::uint64_t max_bytes = kMaxInputFileBytes);
+                                    std::uint64_t max_bytes = kMaxInputFileBytes,
+                                    std::string_view bounded = "a source or header file");
+
+// Ok when a new file can be made in the folder `path` would be written
+// to: a file is made there and removed (so a read-only folder, one the
+// user cannot write, or a missing one is found before hours of work).
+Status check_can_create(const std::string& path, const std::string& what);
 
 // Ok when `path` may be written: it does not exist, or it is a regular file
 // (lstat, so a link is refused even when it points at one). `what` names it

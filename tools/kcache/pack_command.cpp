@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -116,9 +115,20 @@ Outcome pack_one(const Line& line, Cache& cache, const CompilerConfig& config,
     outcome.message = compiler.status().message();
     return outcome;
   }
+  const std::uint64_t store_failures = cache.stats().store_failures;
   auto kernel = cache.get_or_compile(line.request, **compiler);
   if (!kernel) {
     outcome.message = kernel.status().message();
+    // The compiler's log: why, which the summary shows.
+    if (const std::string& log = kernel.status().details(); !log.empty()) {
+      outcome.message += "\n" + log;
+    }
+    return outcome;
+  }
+  // Not kept (too large to store, the disk full): not in the package.
+  if (kernel->tier == TierKind::kCompiled && cache.stats().store_failures > store_failures) {
+    outcome.message =
+        "compiled, but the work folder could not keep it (the warning above says why)";
     return outcome;
   }
   outcome.kind =
@@ -132,9 +142,48 @@ Outcome pack_one(const Line& line, Cache& cache, const CompilerConfig& config,
   return outcome;
 }
 
+// A failed line, said at the end: the reason, then the compiler's log
+// indented below it, its first kLogLines lines.
+void report_failed(std::string_view failure) {
+  constexpr std::size_t kLogLines = 30;
+  const std::size_t end = failure.find('\n');
+  std::cerr << "kcache: failed " << failure.substr(0, end) << "\n";
+  if (end == std::string_view::npos) return;
+  std::string_view log = failure.substr(end + 1);
+  std::size_t shown = 0;
+  while (!log.empty() && shown < kLogLines) {
+    const std::size_t next = std::min(log.find('\n'), log.size());
+    std::cerr << "    " << log.substr(0, next) << "\n";
+    log.remove_prefix(std::min(next + 1, log.size()));
+    ++shown;
+  }
+  if (!log.empty()) {
+    const auto more = std::count(log.begin(), log.end(), '\n') + (log.back() != '\n' ? 1 : 0);
+    std::cerr << "    ... (" << more << " more lines of the log)\n";
+  }
+}
+
+// Whether `a` and `b` name one existing file.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  return std::filesystem::equivalent(a, b, error) && !error;
+}
+
 int run_pack(const PackArgs& args) {
-  std::ifstream in(args.manifest, std::ios::binary);
-  if (!in) return report_failure("--manifest " + args.manifest + ": cannot be read");
+  if (args.output.empty()) {
+    std::cerr << "kcache: --output: the package's path is empty\n";
+    return 2;
+  }
+  // A regular file, bounded: /dev/zero or a FIFO must not fill the memory
+  // or hang the pack.
+  auto manifest = read_input_file(args.manifest, "--manifest " + args.manifest, kMaxManifestBytes,
+                                  "a manifest");
+  if (!manifest) return report_failure(manifest.status().message());
+  if (same_file(args.output, args.manifest)) {
+    std::cerr << "kcache: --output " << args.output
+              << " is the manifest itself; name another file for the package\n";
+    return 2;
+  }
   if (Status s = check_output_path(args.output, "--output " + args.output); !s.is_ok()) {
     return report_failure(s.message());
   }
@@ -154,12 +203,19 @@ int run_pack(const PackArgs& args) {
     if (error)
       return report_failure("--output: cannot create " + folder.string() + ": " + error.message());
   }
+  // Found now, not after every kernel is compiled.
+  if (Status s = check_can_create(args.output, "--output " + args.output); !s.is_ok()) {
+    return report_failure(s.message());
+  }
 
   std::vector<Line> lines;
   std::vector<std::string> problems;
   std::size_t number = 0;
   std::size_t other_backends = 0;
-  for (std::string text; std::getline(in, text);) {
+  for (std::string_view rest = *manifest; !rest.empty();) {
+    const std::size_t end = std::min(rest.find('\n'), rest.size());
+    const std::string text(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
     ++number;
     if (text.empty()) continue;
     auto line = parse_line(text, number);
@@ -195,6 +251,13 @@ int run_pack(const PackArgs& args) {
   options.sync = false;
   auto cache = Cache::open(options);
   if (!cache) return report_failure(cache.status().message());
+  // The work folder keeps what is compiled: one that cannot (another user
+  // could write it, not a writable folder) is found before any compile.
+  if (!args.worker) {
+    if (Status s = (*cache)->check_storable(); !s.is_ok()) {
+      return report_failure("--work " + work + ": " + s.message());
+    }
+  }
 
   CompilerConfig config = config_of(args.compiler);
   config.command_input_name = args.input_name;
@@ -228,7 +291,7 @@ int run_pack(const PackArgs& args) {
     std::string said;
     if (outcome.kind == Outcome::Kind::kFailed) {
       failed.push_back("line " + std::to_string(line.number) + ": " + outcome.message);
-      said = "failed: " + outcome.message;
+      said = "failed: " + outcome.message.substr(0, outcome.message.find('\n'));
     } else {
       dbs.insert(outcome.db);
       if (auto key = CacheKey::from_hex(outcome.key_hex)) packed.push_back(*key);
@@ -255,7 +318,7 @@ int run_pack(const PackArgs& args) {
 
   int status = problems.empty() && failed.empty() ? 0 : 1;
   for (const auto& problem : problems) std::cerr << "kcache: skipped " << problem << "\n";
-  for (const auto& failure : failed) std::cerr << "kcache: failed " << failure << "\n";
+  for (const auto& failure : failed) report_failed(failure);
   if (dbs.empty()) return report_failure("no kernel could be packed; no package written");
   if (dbs.size() > 1) {
     return report_failure("the kernels went to " + std::to_string(dbs.size()) +

@@ -21,11 +21,44 @@ namespace {
 
 constexpr std::string_view kKinds[] = {"compiled", "reused", "failed"};
 
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+// A text as one field of a line: '\\', newline, tab and carriage return
+// escaped, so a compiler's log crosses whole.
+std::string escaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
+    }
   }
-  return text;
+  return out;
+}
+
+std::string unescaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' || i + 1 == text.size()) {
+      out += text[i];
+      continue;
+    }
+    const char c = text[++i];
+    out += c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
+  }
+  return out;
 }
 
 struct Worker {
@@ -100,8 +133,8 @@ bool spawn(const std::vector<std::string>& arguments, Worker& worker, std::strin
 
 std::string encode_outcome(const Outcome& o) {
   return std::to_string(o.index) + "\t" + std::string(kKinds[static_cast<int>(o.kind)]) + "\t" +
-         one_line(o.db) + "\t" + o.key_hex + "\t" + (o.keyed_anew ? "1" : "0") + "\t" +
-         one_line(o.message);
+         escaped(o.db) + "\t" + o.key_hex + "\t" + (o.keyed_anew ? "1" : "0") + "\t" +
+         escaped(o.message);
 }
 
 std::optional<Outcome> decode_outcome(std::string_view line) {
@@ -126,10 +159,10 @@ std::optional<Outcome> decode_outcome(std::string_view line) {
     }
   }
   if (!known) return std::nullopt;
-  o.db = parts[2];
+  o.db = unescaped(parts[2]);
   o.key_hex = parts[3];
   o.keyed_anew = parts[4] == "1";
-  o.message = parts[5];
+  o.message = unescaped(parts[5]);
   return o;
 }
 

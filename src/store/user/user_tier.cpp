@@ -23,6 +23,12 @@ Status UserTier::put(const std::string& db, const Entry& entry,
   return s;
 }
 
+Status UserTier::ready_to_store() {
+  if (Status made = ensure_dir(options_.dir); !made.is_ok()) return made;
+  if (Status writable = env_.check_writable(options_.dir); !writable.is_ok()) return writable;
+  return Status::ok();
+}
+
 Status UserTier::remove(const std::string& db, const CacheKey& key) {
   if (const std::string* refused = refusal()) return Status::not_supported(*refused);
   auto open = db_for(db);

@@ -71,6 +71,8 @@ class UserTier final : public Tier {
   Status put(const std::string& db, const Entry& entry,
              std::span<const std::uint8_t> encoded) override;
 
+  Status ready_to_store() override;
+
   Status remove(const std::string& db, const CacheKey& key) override;
 
   Result<std::unique_ptr<FileLock>> try_lock(const std::string& db, const CacheKey& key) override;
