@@ -130,6 +130,13 @@ check_tier open-folder "$signed" system ""
 unset KCACHE_TRUSTED_KEYS
 check_tier open-folder-no-keys "$signed" compiled "another user could have written it"
 chmod 755 "$T/sys"
+# Without keys a signed package is still held to its signature: one
+# altered after signing is refused, and info does not call it trusted.
+check_tier altered-no-keys "$T/pkg/bad-signature.kdb" compiled "does not match its contents"
+check_tier signed-no-keys "$signed" system ""
+run info "$T/pkg/bad-signature.kdb" --json
+python3 -c 'import json,sys; i=json.loads(sys.argv[1])[0]; assert i["trusted"] is False and i["signature_ok"] is False, i' "$OUT" ||
+  fail "info calls a package with a broken signature trusted: $OUT"
 # A broken key file: every package refused, said once each.
 printf 'garbage\n' >"$T/keys/broken.pub"
 export KCACHE_TRUSTED_KEYS="$T/keys/broken.pub"

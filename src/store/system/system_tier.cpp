@@ -299,6 +299,17 @@ class SystemTier final : public Tier {
                      "System database file " + path + " is " + untrusted_text(*opened_problem));
       return made;
     }
+    // Without keys, a package that says it is signed is still held to its
+    // signature (once, at open): one altered after signing is refused, not
+    // served as if unsigned. Its entries' digests are checked under keys.
+    if (opened && !keys.configured()) {
+      if (auto broken = signature_problem(**opened)) {
+        kept.present = true;
+        log_.warn_once("SystemDb:unsigned:" + path, "SystemDb",
+                       "System database file " + path + " is not used: " + *broken);
+        return made;
+      }
+    }
     if (opened && keys.configured()) {
       if (auto refusal = keys.refusal(**opened)) {
         kept.present = true;
