@@ -94,6 +94,16 @@ Result<Ed25519PublicKey> read_public_key(const std::string& path, const Env& env
 Result<Ed25519SecretKey> read_secret_key(const std::string& path, const Env& env) {
   auto info = file_info_through_links(path, env);
   if (!info) return info.status();
+  if (info->type != FileType::kRegular) {
+    return Status::invalid_argument(path + " is not a regular file, so not a key file");
+  }
+  // The usual slip: the .pub file named where the private key belongs.
+  if (read_public_key(path, env)) {
+    const std::string pair = path.ends_with(".pub") ? path.substr(0, path.size() - 4) : "";
+    return Status::invalid_argument(
+        path + " is a public key; signing takes the private key" +
+        (pair.empty() ? std::string(" made with it") : " (" + pair + ", made with it)"));
+  }
   if ((info->mode & 077) != 0) {
     return Status::invalid_argument(path + " is a private key that others can read (mode " +
                                     octal_mode(info->mode) + "); run 'chmod 600 " + path +

@@ -101,6 +101,10 @@ run verify "$T/pkg/merged.kdb" --trusted "$T/keys/release.pub" --trusted "$T/key
 expect_rc 0
 run sign "$T/pkg/bad-signature.kdb" --key "$T/keys/nope"
 expect_rc 2
+# The public key named where the private one belongs: said as such.
+run sign "$signed" --key "$T/keys/release.pub"
+expect_rc 2
+expect_contains "a public key to sign with" "is a public key; signing takes the private key ($T/keys/release," "$ERR"
 
 # The system tier under KCACHE_TRUSTED_KEYS, from a fresh user cache each time.
 check_tier() {  # check_tier NAME PACKAGE EXPECTED_TIER WARNING
