@@ -74,3 +74,21 @@ run merge "$good" "$T/export3/gfx90a.kdb" --output "$T/mixed.kdb"
 expect_rc 1
 expect_contains "two databases are refused" "only packages of one database are merged" "$ERR"
 [[ ! -e "$T/mixed.kdb" ]] || fail "a refused merge wrote $T/mixed.kdb"
+
+# One damaged entry of two: import and merge take the other and say what
+# they left out (exit 1), never silently.
+python3 - "$T/merged.kdb" "$T/one-bad.kdb" <<'PY' || fail "could not damage an entry"
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[data.rfind(b"KCEN") + 100] ^= 0x20
+open(sys.argv[2], "wb").write(data)
+PY
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache-one-bad"
+run import "$T/one-bad.kdb"
+expect_rc 1
+expect_contains "import takes the good one" "imported 1 entries of $T/one-bad.kdb" "$OUT"
+expect_contains "import says what it left out" "1 entry fails its checks and was left out" "$ERR"
+run merge "$T/one-bad.kdb" --output "$T/remerged.kdb"
+expect_rc 1
+expect_contains "merge writes the good one" "(1 kernels)" "$OUT"
+expect_contains "merge says what it left out" "1 entry fails its checks and was left out" "$ERR"

@@ -72,6 +72,22 @@ int run_install(const std::vector<std::string>& packages, const std::string& pre
   return status;
 }
 
+// How many entries of the package at `path` fail their checks (0 when it
+// cannot be read: the command then says why itself).
+std::uint64_t damaged_entries(const std::string& path) {
+  auto info = read_package_info(path, /*check_entries=*/true, {});
+  return info ? info->bad_entries : 0;
+}
+
+// Says that `bad` damaged entries of `path` were left out; returns 1.
+int report_left_out(const std::string& path, std::uint64_t bad) {
+  const bool one = bad == 1;
+  return report_failure(
+      path + ": " + std::to_string(bad) +
+      (one ? " entry fails its checks and was" : " entries fail their checks and were") +
+      " left out ('kcache verify " + path + "' says which)");
+}
+
 int run_import(const std::vector<std::string>& packages) {
   auto cache = Cache::open();
   if (!cache) return report_failure(cache.status().message());
@@ -84,6 +100,9 @@ int run_import(const std::vector<std::string>& packages) {
     }
     std::cout << "imported " << *count << " entries of " << path << " into "
               << (*cache)->config().user_dir << "\n";
+    if (const std::uint64_t bad = damaged_entries(path); bad > 0) {
+      status = std::max(status, report_left_out(path, bad));
+    }
   }
   return status;
 }
@@ -100,7 +119,13 @@ int run_merge(const std::vector<std::string>& packages, const std::string& outpu
   if (!count) return report_failure(count.status().message() + "; nothing written");
   std::cout << "merged " << packages.size() << " packages into " << output << " (" << *count
             << " kernels)\n";
-  return 0;
+  int status = 0;
+  for (const auto& path : packages) {
+    if (const std::uint64_t bad = damaged_entries(path); bad > 0) {
+      status = report_left_out(path, bad);
+    }
+  }
+  return status;
 }
 
 }  // namespace
