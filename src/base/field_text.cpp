@@ -86,7 +86,17 @@ std::string encode_fields(const Fields& fields) {
 
 Result<Fields> decode_fields(std::string_view text) {
   Fields fields;
-  fields.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));
+  std::size_t lines = 0;
+  for (const char* at = text.data();
+       (at = static_cast<const char*>(std::memchr(at, '\n', text.data() + text.size() - at))) !=
+       nullptr;
+       ++at) {
+    ++lines;
+  }
+  fields.reserve(lines);
+  // Most texts escape nothing (an entry's metadata on every first hit):
+  // then each value is its raw text.
+  const bool plain = find_special(text, /*newline=*/false) == std::string_view::npos;
   std::size_t line_number = 0;
   while (!text.empty()) {
     ++line_number;
@@ -100,8 +110,12 @@ Result<Fields> decode_fields(std::string_view text) {
     if (space == std::string_view::npos || !is_valid_field_name(line.substr(0, space))) {
       return Status::corruption("field line " + std::to_string(line_number) + " has no valid name");
     }
-    std::string value;
     std::string_view raw = line.substr(space + 1);
+    if (plain) {
+      fields.emplace_back(line.substr(0, space), raw);
+      continue;
+    }
+    std::string value;
     value.reserve(raw.size());
     while (!raw.empty()) {
       const std::size_t special = find_special(raw, /*newline=*/false);

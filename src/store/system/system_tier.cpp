@@ -40,8 +40,13 @@ class SystemTier final : public Tier {
     // A second round only after a package was found changed since it was
     // opened, and opened anew.
     for (int round = 0; round < 2; ++round) {
-      const std::shared_ptr<const Package> exact_package = package(db.exact);
-      const std::shared_ptr<const Package> arch_package = package(db.arch);
+      std::shared_ptr<const Package> exact_package;
+      std::shared_ptr<const Package> arch_package;
+      {
+        std::lock_guard lock(mutex_);  // once for both: this runs on every lookup
+        exact_package = package_locked(db.exact);
+        arch_package = db.arch != db.exact ? package_locked(db.arch) : exact_package;
+      }
       if (!exact_package->present && !arch_package->present) {
         // Said once per process and file; the flag spares every later miss
         // the message's strings and the logger's lock.
@@ -267,10 +272,9 @@ class SystemTier final : public Tier {
   }
 
   // The package file for `db`, opened once per process (again after it
-  // changed in place). Held by each lookup that uses it: one that is
-  // opened anew does not free it under another thread.
-  std::shared_ptr<const Package> package(const std::string& db) {
-    std::lock_guard lock(mutex_);
+  // changed in place), mutex_ held. Held by each lookup that uses it: one
+  // that is opened anew does not free it under another thread.
+  std::shared_ptr<const Package> package_locked(const std::string& db) {
     auto it = packages_.find(db);
     if (it != packages_.end()) return it->second;
     const std::string path = folder_ + "/" + db + ".kdb";
