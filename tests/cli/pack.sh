@@ -28,7 +28,7 @@ pack_args=(pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/gfx9
   --jobs 2)
 run "${pack_args[@]}"
 expect_rc 1
-expect_contains "pack names the bad line" "skipped line 4: not a JSON object" "$ERR"
+expect_contains "pack names the bad line" "skipped line 4: not valid JSON" "$ERR"
 expect_contains "pack names the kernel that failed" "failed line 5:" "$ERR"
 expect_contains "pack says what it wrote" "packed 3 kernels for gfx906_60 into $T/pkg/gfx906_60.kdb (3 compiled" "$OUT"
 [[ -s "$T/pkg/gfx906_60.kdb" ]] || fail "pack wrote no package"
@@ -78,6 +78,22 @@ expect_rc 1
 expect_contains "a missing manifest" "cannot read --manifest $T/none.jsonl: No such file" "$ERR"
 run pack --manifest "$T/m.jsonl" --output "$T/pkg/x.kdb"
 expect_rc 2
+
+# A line without its key is skipped (formats.md §4), a blank one (spaces
+# too) ignored, and a file of garbage names its first 20 bad lines only.
+python3 - "$T/m.jsonl" "$T/odd.jsonl" <<'PY' || fail "could not write odd lines"
+import json, sys
+first = json.loads(open(sys.argv[1]).readline())
+del first["key"]
+lines = ["garbage %d" % i for i in range(25)] + ["   \t", json.dumps(first)]
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+PY
+run pack --manifest "$T/odd.jsonl" --target gfx906_60 --output "$T/pkg/odd.kdb"
+expect_rc 1
+expect_contains "a line without its key" "holds no kernel to pack" "$ERR"
+expect_eq "bad lines named" 20 "$(grep -c '^kcache: skipped line' <<<"$ERR")"
+expect_contains "the rest counted" "kcache: skipped 6 more lines that do not parse" "$ERR"
+expect_not_contains "a blank line is no problem" "line 26" "$ERR"
 
 # What pack reads and writes is checked before any compile. A manifest
 # must be a regular file: /dev/zero or a FIFO would fill the memory or
@@ -147,6 +163,20 @@ expect_rc 1
 expect_contains "the killing line fails" "failed line 2: the worker compiling it ended (it was killed by signal 9), twice" "$ERR"
 expect_contains "the others are packed" "packed 3 kernels for gfx906_60" "$OUT"
 expect_eq "one line failed" 1 "$(grep -c '^kcache: failed' <<<"$ERR")"
+
+# Interrupted (here by its own compiler, so no timing is involved), a
+# pack says what it keeps and how to go on, and ends as the signal ends it.
+python3 - "$T/m.jsonl" "$T/interrupt.jsonl" <<'PY' || fail "could not write an interrupting line"
+import json, sys
+line = json.loads(open(sys.argv[1]).readline())
+line["compiler"] = dict(line["compiler"])
+line["compiler"]["id"] = line["compiler"]["id"].replace("cp {in} {out}", 'sh -c "kill -INT $PPID" {in} {out}')
+line["source"] += "// interrupts the pack\n"
+open(sys.argv[2], "w").write(json.dumps(line) + "\n")
+PY
+run pack --manifest "$T/interrupt.jsonl" --target gfx906_60 --output "$T/pkg/int.kdb" --jobs 1
+expect_rc 130
+expect_contains "an interrupted pack says how to go on" "interrupted; what was compiled is kept in $T/pkg/int.kdb.pack: run the same pack again" "$ERR"
 
 # A kernel that does not compile: its compiler's log is shown under it.
 head -n 1 "$T/m.jsonl" >"$T/broken.jsonl"

@@ -66,6 +66,7 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
   auto bad = [number](const std::string& why) {
     return Status::invalid_argument("line " + std::to_string(number) + ": " + why);
   };
+  if (parsed.is_discarded()) return bad("not valid JSON");
   if (!parsed.is_object()) return bad("not a JSON object");
   if (!parsed.contains("kcache_manifest") || !parsed["kcache_manifest"].is_number_integer()) {
     return bad("no kcache_manifest version");
@@ -80,7 +81,12 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
   if (!backend || !source) return bad("no backend or no source");
   line.backend = *backend;
   line.request.source = std::move(*source);
-  if (parsed.contains("key") && parsed["key"].is_string()) line.recorded_key = parsed["key"];
+  // formats.md §4: a line without its key is skipped (what a writer
+  // killed mid-line leaves may still parse).
+  const bool keyed = parsed.contains("key") && parsed["key"].is_string() &&
+                     CacheKey::from_hex(parsed["key"].get<std::string>()).has_value();
+  if (!keyed) return bad("no key (32 hex digits)");
+  line.recorded_key = parsed["key"];
   if (parsed.contains("target") && parsed["target"].is_object()) {
     const json& target = parsed["target"];
     Target recorded;

@@ -14,7 +14,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -163,6 +165,38 @@ void report_failed(std::string_view failure) {
   }
 }
 
+// The lines that did not parse, the first kShown of them (a file that is
+// not a manifest would print one per line).
+void report_skipped(const std::vector<std::string>& problems) {
+  constexpr std::size_t kShown = 20;
+  for (std::size_t i = 0; i < std::min(problems.size(), kShown); ++i) {
+    std::cerr << "kcache: skipped " << problems[i] << "\n";
+  }
+  if (problems.size() > kShown) {
+    std::cerr << "kcache: skipped " << problems.size() - kShown
+              << " more lines that do not parse\n";
+  }
+}
+
+// What an interrupted pack says (written by the signal handler, so made
+// beforehand): what it keeps, and how to go on.
+char interrupted_text[1024];
+std::size_t interrupted_size = 0;
+
+void on_interrupt(int signal) {
+  (void)!::write(STDERR_FILENO, interrupted_text, interrupted_size);
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+void say_how_to_resume(const std::string& work) {
+  const std::string text = "\nkcache: interrupted; what was compiled is kept in " + work +
+                           ": run the same pack again to go on from there\n";
+  interrupted_size = std::min(text.size(), sizeof interrupted_text);
+  std::memcpy(interrupted_text, text.data(), interrupted_size);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal, on_interrupt);
+}
+
 // Whether `a` and `b` name one existing file.
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
@@ -217,7 +251,7 @@ int run_pack(const PackArgs& args) {
     const std::string text(rest.substr(0, end));
     rest.remove_prefix(std::min(end + 1, rest.size()));
     ++number;
-    if (text.empty()) continue;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank
     auto line = parse_line(text, number);
     if (!line) {
       problems.push_back(line.status().message());
@@ -231,7 +265,7 @@ int run_pack(const PackArgs& args) {
     lines.push_back(std::move(*line));
   }
   if (lines.empty()) {
-    for (const auto& problem : problems) std::cerr << "kcache: " << problem << "\n";
+    report_skipped(problems);
     return report_failure("--manifest " + args.manifest + " holds no kernel to pack" +
                           (other_backends ? " for backend " + args.backend : ""));
   }
@@ -274,6 +308,7 @@ int run_pack(const PackArgs& args) {
     return 0;
   }
 
+  say_how_to_resume(work);
   const std::size_t from_user =
       args.from_cache ? take_from_user_cache(lines, config, **cache, work) : 0;
 
@@ -317,7 +352,7 @@ int run_pack(const PackArgs& args) {
   }
 
   int status = problems.empty() && failed.empty() ? 0 : 1;
-  for (const auto& problem : problems) std::cerr << "kcache: skipped " << problem << "\n";
+  report_skipped(problems);
   for (const auto& failure : failed) report_failed(failure);
   if (dbs.empty()) return report_failure("no kernel could be packed; no package written");
   if (dbs.size() > 1) {
