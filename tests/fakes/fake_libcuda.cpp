@@ -137,6 +137,12 @@ int cuDeviceGet(int* device, int ordinal) {
   return kSuccess;
 }
 
+int cuDeviceGetCount(int* count) {
+  if (!initialized) return kNotInitialized;
+  *count = 1;
+  return kSuccess;
+}
+
 int cuDeviceGetAttribute(int* value, int attribute, int device) {
   if (device != 0) return kInvalidValue;
   switch (attribute) {

@@ -4,6 +4,8 @@
 #include <kcache/options.h>
 #include <kcache/package.h>
 
+#include <dlfcn.h>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -88,6 +90,53 @@ const Compiler* local_compiler(const std::string& backend) {
   return it->second.get();
 }
 
+// This machine's CUDA devices as the targets the CUDA loader asks for
+// ("sm_80_108"), from the driver, loaded at run time as the loader loads
+// it; none without a driver or a device.
+const std::vector<Target>& cuda_devices() {
+  static const std::vector<Target> devices = [] {
+    std::vector<Target> found;
+    void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (driver == nullptr) return found;
+    auto init = reinterpret_cast<int (*)(unsigned)>(::dlsym(driver, "cuInit"));
+    auto count_of = reinterpret_cast<int (*)(int*)>(::dlsym(driver, "cuDeviceGetCount"));
+    auto device_of = reinterpret_cast<int (*)(int*, int)>(::dlsym(driver, "cuDeviceGet"));
+    auto attribute =
+        reinterpret_cast<int (*)(int*, int, int)>(::dlsym(driver, "cuDeviceGetAttribute"));
+    int count = 0;
+    if (!init || !count_of || !device_of || !attribute || init(0) != 0 || count_of(&count) != 0) {
+      return found;
+    }
+    for (int i = 0; i < count; ++i) {
+      int device = 0, major = 0, minor = 0, units = 0;
+      if (device_of(&device, i) != 0 || attribute(&major, 75, device) != 0 ||
+          attribute(&minor, 76, device) != 0 || attribute(&units, 16, device) != 0) {
+        continue;
+      }
+      found.push_back(Target{"sm_" + std::to_string(major * 10 + minor), "", units});
+    }
+    return found;
+  }();
+  return devices;
+}
+
+// Why a CUDA package for `db` does not fit this machine's devices (empty
+// when one of them is its target); `note` says when none could be asked.
+std::string why_not_these_gpus(const std::string& db, std::vector<std::string>& notes) {
+  if (!db.starts_with("sm_")) return {};  // PTX (compute_NN): the driver compiles it for any
+  const auto& devices = cuda_devices();
+  if (devices.empty()) {
+    notes.push_back("no CUDA device answers here, so its target " + db + " is not checked");
+    return {};
+  }
+  std::string names;
+  for (const auto& device : devices) {
+    if (device.db_basename() == db || device.arch_basename() == db) return {};
+    names += (names.empty() ? "" : ", ") + device.db_basename();
+  }
+  return "it is for " + db + ", and this machine's CUDA devices are " + names;
+}
+
 // Whether an installed package applies here: the system tier would trust
 // it, and each backend it was packed for finds its toolchain here (and, for
 // OpenCL, the device its database names). Empty when it applies.
@@ -101,6 +150,7 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
     if (name == "compiler") backends.insert(value.substr(0, value.find(" | ")));
   }
   std::vector<std::string> unchecked;
+  std::vector<std::string> notes;
   for (const auto& backend : backends) {
     const Compiler* compiler = local_compiler(backend);
     if (compiler == nullptr) {
@@ -116,11 +166,16 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
         return "it is for " + db + ", and this machine's OpenCL device is " + device->db_basename();
       }
     }
+    if (backend == "nvrtc") {
+      if (std::string unfit = why_not_these_gpus(db, notes); !unfit.empty()) return unfit;
+    }
   }
   std::string list;
   for (const auto& b : unchecked) list += (list.empty() ? "" : ", ") + b;
-  if (!list.empty())
-    *note = "not checked here for " + list + " (its toolchain cannot be started here)";
+  if (!list.empty()) {
+    notes.push_back("not checked here for " + list + " (its toolchain cannot be started here)");
+  }
+  for (const auto& one : notes) *note += (note->empty() ? "" : "; ") + one;
   return {};
 }
 
