@@ -34,7 +34,10 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
   std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> entries;
   for (const auto& path : inputs) {
     auto kdb = KdbReader::open(path, env);
-    if (!kdb) return Status(kdb.status().code(), path + ": " + kdb.status().message());
+    if (!kdb) {
+      const std::string& why = kdb.status().message();  // it may name the file itself
+      return Status(kdb.status().code(), why.starts_with(path + " ") ? why : path + ": " + why);
+    }
     if (auto problem = signature_problem(**kdb)) {
       return Status::corruption(path + ": " + *problem + "; not merged");
     }

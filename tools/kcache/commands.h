@@ -68,6 +68,9 @@ std::string human_bytes(std::uint64_t bytes);
 // Prints "kcache: <text>" on stderr and returns 1.
 int report_failure(const std::string& text);
 
+// "<path>: <message>", unless the message names the path first already.
+std::string about(const std::string& path, const std::string& message);
+
 // Checks the private key a --sign or --key option names (before anything
 // is compiled or written): 0 when it can sign; else says why, prefixed by
 // `option`, and returns 2 for a key file that is missing or not a usable

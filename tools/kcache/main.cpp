@@ -21,6 +21,11 @@ int report_failure(const std::string& text) {
   return 1;
 }
 
+std::string about(const std::string& path, const std::string& message) {
+  return message.starts_with(path + " ") || message.starts_with(path + ":") ? message
+                                                                            : path + ": " + message;
+}
+
 int check_key_option(const std::string& option, const std::string& key_path) {
   auto id = kcache::check_signing_key(key_path);
   if (id) return 0;

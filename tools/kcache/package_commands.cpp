@@ -25,7 +25,7 @@ std::string db_of(const PackageInfo& info) {
 // the system tier never sees half a package.
 int install_one(const std::string& path, const std::string& folder) {
   auto info = read_package_info(path, /*check_entries=*/true);
-  if (!info) return report_failure(path + ": " + info.status().message() + "; not installed");
+  if (!info) return report_failure(about(path, info.status().message()) + "; not installed");
   if (info->bad_entries > 0) {
     return report_failure(path + ": " + std::to_string(info->bad_entries) + " of its " +
                           std::to_string(info->kernels) +
@@ -95,7 +95,7 @@ int run_import(const std::vector<std::string>& packages) {
   for (const auto& path : packages) {
     auto count = (*cache)->import_package(path);
     if (!count) {
-      status = report_failure(path + ": " + count.status().message());
+      status = report_failure(about(path, count.status().message()));
       continue;
     }
     std::cout << "imported " << *count << " entries of " << path << " into "

@@ -220,7 +220,7 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
   for (const auto& path : packages) {
     auto info = read_package_info(path, /*check_entries=*/false, *keys);
     if (!info) {
-      status = report_failure(path + ": " + info.status().message());
+      status = report_failure(about(path, info.status().message()));
       continue;
     }
     if (json) {

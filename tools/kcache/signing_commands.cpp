@@ -26,7 +26,7 @@ int run_sign(const std::vector<std::string>& packages, const std::string& key) {
   for (const auto& path : packages) {
     auto id = sign_package(path, key);
     if (!id) {
-      status = report_failure(path + ": " + id.status().message());
+      status = report_failure(about(path, id.status().message()));
       continue;
     }
     std::cout << "signed " << path << " with key " << *id << "\n";
