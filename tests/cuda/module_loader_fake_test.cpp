@@ -91,6 +91,21 @@ class FakeDriverLoaderTest : public ::testing::Test {
     return loader ? std::move(*loader) : nullptr;
   }
 
+  // An earlier process: a cache and a loader on the test's folders load
+  // the "scale" kernel (compiling it once) and are gone; with `exported`,
+  // the user cache is then exported as the stand-in device's package.
+  void run_an_earlier_process(bool exported = false) {
+    auto cache = open_cache();
+    auto loader = loader_for(*cache);
+    ASSERT_NE(loader, nullptr);
+    auto loaded = loader->get_function(request_, "scale");
+    ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+    if (exported) {
+      auto package = cache->export_db("sm_80_108", dir_ + "/system/sm_80_108.kdb");
+      ASSERT_TRUE(package.is_ok()) << package.status().message();
+    }
+  }
+
   FakeDriver fake_;
   std::string dir_;
   std::unique_ptr<Compiler> compiler_;
@@ -138,12 +153,7 @@ TEST_F(FakeDriverLoaderTest, LoadsOnceKeepsTheModuleAndUnloadsItAtTheEnd) {
 }
 
 TEST_F(FakeDriverLoaderTest, AnotherProcessLoadsFromTheUserTierThenFromAPackage) {
-  {
-    auto cache = open_cache();
-    auto loader = loader_for(*cache);
-    ASSERT_NE(loader, nullptr);
-    ASSERT_TRUE(loader->get_function(request_, "scale").is_ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(run_an_earlier_process());
   {
     auto cache = open_cache();
     auto loader = loader_for(*cache);
@@ -167,12 +177,7 @@ TEST_F(FakeDriverLoaderTest, AnotherProcessLoadsFromTheUserTierThenFromAPackage)
 }
 
 TEST_F(FakeDriverLoaderTest, ABinaryTheDriverRefusesIsEvictedAndCompiledAgain) {
-  {
-    auto cache = open_cache();
-    auto loader = loader_for(*cache);
-    ASSERT_NE(loader, nullptr);
-    ASSERT_TRUE(loader->get_function(request_, "scale").is_ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(run_an_earlier_process());
   {
     auto cache = open_cache();
     auto loader = loader_for(*cache);
@@ -196,13 +201,7 @@ TEST_F(FakeDriverLoaderTest, ABinaryTheDriverRefusesIsEvictedAndCompiledAgain) {
 }
 
 TEST_F(FakeDriverLoaderTest, APackagedBinaryTheDriverRefusesIsPassedOverForTheProcess) {
-  {
-    auto cache = open_cache();
-    auto loader = loader_for(*cache);
-    ASSERT_NE(loader, nullptr);
-    ASSERT_TRUE(loader->get_function(request_, "scale").is_ok());
-    ASSERT_TRUE(cache->export_db("sm_80_108", dir_ + "/system/sm_80_108.kdb").is_ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(run_an_earlier_process(/*exported=*/true));
   auto cache = open_cache("empty");
   auto loader = loader_for(*cache);
   ASSERT_NE(loader, nullptr);
