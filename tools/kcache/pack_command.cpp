@@ -197,6 +197,26 @@ void say_how_to_resume(const std::string& work) {
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal, on_interrupt);
 }
 
+// Whether the package can be written at `output`, found before any
+// compile: not a link or other non-file, its folder made (as the work
+// folder is) and taking a new file. 0, or the exit status, said.
+int check_package_path(const std::string& output) {
+  if (Status s = check_output_path(output, "--output " + output); !s.is_ok()) {
+    return report_failure(s.message());
+  }
+  if (const auto folder = std::filesystem::path(output).parent_path(); !folder.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    if (error) {
+      return report_failure("--output: cannot create " + folder.string() + ": " + error.message());
+    }
+  }
+  if (Status s = check_can_create(output, "--output " + output); !s.is_ok()) {
+    return report_failure(s.message());
+  }
+  return 0;
+}
+
 // Whether `a` and `b` name one existing file.
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
@@ -218,9 +238,6 @@ int run_pack(const PackArgs& args) {
               << " is the manifest itself; name another file for the package\n";
     return 2;
   }
-  if (Status s = check_output_path(args.output, "--output " + args.output); !s.is_ok()) {
-    return report_failure(s.message());
-  }
   auto target = Target::parse(args.target);
   if (!target) {
     std::cerr << "kcache: --target: " << target.status().message() << "\n";
@@ -230,17 +247,8 @@ int run_pack(const PackArgs& args) {
   if (!args.sign.empty()) {
     if (int bad = check_key_option("--sign", args.sign); bad != 0) return bad;
   }
-  // The package's folder is made as the work folder is.
-  if (const auto folder = std::filesystem::path(args.output).parent_path(); !folder.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(folder, error);
-    if (error)
-      return report_failure("--output: cannot create " + folder.string() + ": " + error.message());
-  }
-  // Found now, not after every kernel is compiled.
-  if (Status s = check_can_create(args.output, "--output " + args.output); !s.is_ok()) {
-    return report_failure(s.message());
-  }
+  // The package's path is the parent's to check (a worker writes none).
+  if (int bad = args.worker ? 0 : check_package_path(args.output); bad != 0) return bad;
 
   std::vector<Line> lines;
   std::vector<std::string> problems;
@@ -264,6 +272,7 @@ int run_pack(const PackArgs& args) {
     line->request.target = *target;
     lines.push_back(std::move(*line));
   }
+  std::string().swap(*manifest);  // the lines hold what is needed
   if (lines.empty()) {
     report_skipped(problems);
     return report_failure("--manifest " + args.manifest + " holds no kernel to pack" +
