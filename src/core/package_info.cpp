@@ -28,8 +28,8 @@ Result<PackageInfo> read_package_info(const std::string& path, bool check_entrie
     info.refusal = TrustedKeys::load(trusted_keys, env).refusal(**kdb).value_or("");
   } else if (!info.untrusted.empty()) {
     info.refusal = "another user could have written it (" + info.untrusted + ")";
-  } else if (!info.signature_problem.empty()) {
-    info.refusal = info.signature_problem;  // the system tier refuses it too
+  } else if (auto broken = broken_signature(**kdb)) {
+    info.refusal = *broken;  // the system tier refuses it too
   }
   if (check_entries) {
     for (const auto& slot : (*kdb)->slots()) {

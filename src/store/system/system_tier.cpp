@@ -305,9 +305,11 @@ class SystemTier final : public Tier {
     }
     // Without keys, a package that says it is signed is still held to its
     // signature (once, at open): one altered after signing is refused, not
-    // served as if unsigned. Its entries' digests are checked under keys.
+    // served as if unsigned (one that cannot be checked here, without
+    // libsodium, is served as before). Entries' digests are checked under
+    // keys.
     if (opened && !keys.configured()) {
-      if (auto broken = signature_problem(**opened)) {
+      if (auto broken = broken_signature(**opened)) {
         kept.present = true;
         log_.warn_once("SystemDb:unsigned:" + path, "SystemDb",
                        "System database file " + path + " is not used: " + *broken);

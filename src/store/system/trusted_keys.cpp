@@ -92,6 +92,13 @@ std::optional<std::string> signature_problem(const KdbReader& kdb) {
   return std::nullopt;
 }
 
+std::optional<std::string> broken_signature(const KdbReader& kdb) {
+  if (!kdb.is_signed()) return std::nullopt;
+  auto holds = ed25519_verify(kdb.signed_message(), *kdb.signature(), *kdb.signer_key());
+  if (!holds || *holds) return std::nullopt;
+  return signature_problem(kdb);
+}
+
 bool matches_signed_digest(const KdbReader& kdb, const KdbSlot& slot,
                            std::span<const std::uint8_t> bytes) {
   const Sha256* digest = kdb.entry_digest(slot);

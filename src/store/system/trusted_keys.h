@@ -44,6 +44,11 @@ class TrustedKeys {
 // nullopt when it holds (or the package is unsigned), else why not.
 std::optional<std::string> signature_problem(const KdbReader& kdb);
 
+// The same, but only a signature that was checked and does not hold:
+// nullopt when it holds, the package is unsigned, or it cannot be checked
+// here (no libsodium). What a package is held to when no key is asked for.
+std::optional<std::string> broken_signature(const KdbReader& kdb);
+
 // Whether `bytes`, read from `slot`, are what the package was signed with
 // (true for an unsigned package).
 bool matches_signed_digest(const KdbReader& kdb, const KdbSlot& slot,
