@@ -178,7 +178,8 @@ run pack --manifest "$T/interrupt.jsonl" --target gfx906_60 --output "$T/pkg/int
 expect_rc 130
 expect_contains "an interrupted pack says how to go on" "interrupted; what was compiled is kept in $T/pkg/int.kdb.pack: run the same pack again" "$ERR"
 
-# A kernel that does not compile: its compiler's log is shown under it.
+# Kernels that do not compile: their compiler's log is shown under them,
+# once for lines that failed alike.
 head -n 1 "$T/m.jsonl" >"$T/broken.jsonl"
 python3 - "$T/broken.jsonl" <<'PY' || fail "could not write a failing line"
 import json, sys
@@ -186,12 +187,15 @@ line = json.loads(open(sys.argv[1]).readline())
 line["compiler"] = dict(line["compiler"])
 line["compiler"]["id"] = line["compiler"]["id"].replace(
     "cp {in} {out}", 'sh -c "echo first problem >&2; echo second problem >&2; exit 1" {in} {out}')
-line["source"] += "// does not compile\n"
-open(sys.argv[1], "a").write(json.dumps(line) + "\n")
+for n in (1, 2):
+    line["source"] += "// does not compile (%d)\n" % n
+    open(sys.argv[1], "a").write(json.dumps(line) + "\n")
 PY
 run pack --manifest "$T/broken.jsonl" --target gfx906_60 --output "$T/pkg/broken.kdb" --jobs 2
 expect_rc 1
-expect_contains "the failing line" "failed line 2:" "$ERR"
+expect_contains "the failing lines, once" "failed lines 2, 3: sh failed" "$ERR"
+expect_eq "said once" 1 "$(grep -c 'first problem' <<<"$ERR")"
+expect_contains "counted apart" "2 failed" "$OUT"
 expect_contains "its log, first line" "    first problem" "$ERR"
 expect_contains "its log, second line" "    second problem" "$ERR"
 pass

@@ -144,12 +144,20 @@ Outcome pack_one(const Line& line, Cache& cache, const CompilerConfig& config,
   return outcome;
 }
 
-// A failed line, said at the end: the reason, then the compiler's log
-// indented below it, its first kLogLines lines.
-void report_failed(std::string_view failure) {
+// Lines that failed alike (one message: a target the compiler refuses, a
+// work folder that keeps nothing), said once at the end: the lines (the
+// first kNamed), the reason, then the compiler's log indented below it,
+// its first kLogLines lines.
+void report_failed(const std::vector<std::size_t>& lines, std::string_view failure) {
+  constexpr std::size_t kNamed = 10;
   constexpr std::size_t kLogLines = 30;
+  std::string named = lines.size() == 1 ? "line " : "lines ";
+  for (std::size_t i = 0; i < std::min(lines.size(), kNamed); ++i) {
+    named += (i == 0 ? "" : ", ") + std::to_string(lines[i]);
+  }
+  if (lines.size() > kNamed) named += " and " + std::to_string(lines.size() - kNamed) + " more";
   const std::size_t end = failure.find('\n');
-  std::cerr << "kcache: failed " << failure.substr(0, end) << "\n";
+  std::cerr << "kcache: failed " << named << ": " << failure.substr(0, end) << "\n";
   if (end == std::string_view::npos) return;
   std::string_view log = failure.substr(end + 1);
   std::size_t shown = 0;
@@ -324,7 +332,9 @@ int run_pack(const PackArgs& args) {
   const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(
       args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency()), lines.size()));
   Progress progress(lines.size());
-  std::vector<std::string> failed;
+  // Each failure's message (its log included) and the lines that met it.
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> failed;
+  std::size_t failures = 0;
   std::vector<CacheKey> packed;  // what the package holds: this manifest's kernels only
   std::set<std::string> dbs;
   std::size_t compiled = 0;
@@ -334,7 +344,11 @@ int run_pack(const PackArgs& args) {
     const Line& line = lines[outcome.index];
     std::string said;
     if (outcome.kind == Outcome::Kind::kFailed) {
-      failed.push_back("line " + std::to_string(line.number) + ": " + outcome.message);
+      ++failures;
+      auto alike = std::find_if(failed.begin(), failed.end(),
+                                [&](const auto& f) { return f.first == outcome.message; });
+      if (alike == failed.end()) alike = failed.insert(failed.end(), {outcome.message, {}});
+      alike->second.push_back(line.number);
       said = "failed: " + outcome.message.substr(0, outcome.message.find('\n'));
     } else {
       dbs.insert(outcome.db);
@@ -362,7 +376,10 @@ int run_pack(const PackArgs& args) {
 
   int status = problems.empty() && failed.empty() ? 0 : 1;
   report_skipped(problems);
-  for (const auto& failure : failed) report_failed(failure);
+  for (auto& [message, numbers] : failed) {
+    std::sort(numbers.begin(), numbers.end());  // jobs finish out of order
+    report_failed(numbers, message);
+  }
   if (dbs.empty()) return report_failure("no kernel could be packed; no package written");
   if (dbs.size() > 1) {
     return report_failure("the kernels went to " + std::to_string(dbs.size()) +
@@ -378,7 +395,7 @@ int run_pack(const PackArgs& args) {
             << compiled << " compiled, " << reused - std::min(reused, from_user) << " already in "
             << work << ", "
             << (args.from_cache ? std::to_string(from_user) + " from the user cache, " : "")
-            << failed.size() << " failed, " << problems.size() << " lines skipped"
+            << failures << " failed, " << problems.size() << " lines skipped"
             << (args.sign.empty() ? "" : "; signed") << ")\n";
   if (keyed_anew > 0) {
     std::cerr << "kcache: note: " << keyed_anew
