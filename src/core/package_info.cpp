@@ -23,13 +23,14 @@ Result<PackageInfo> read_package_info(const std::string& path, bool check_entrie
   info.kernels = (*kdb)->slots().size();
   info.metadata = (*kdb)->metadata();
   if ((*kdb)->is_signed()) info.signer = key_id(*(*kdb)->signer_key());
-  info.signature_problem = signature_problem(**kdb).value_or("");
+  const auto signature = signature_failure(**kdb);  // verified once
+  if (signature) info.signature_problem = signature->why;
   if (!trusted_keys.empty()) {
     info.refusal = TrustedKeys::load(trusted_keys, env).refusal(**kdb).value_or("");
   } else if (!info.untrusted.empty()) {
     info.refusal = "another user could have written it (" + info.untrusted + ")";
-  } else if (auto broken = broken_signature(**kdb)) {
-    info.refusal = *broken;  // the system tier refuses it too
+  } else if (signature && signature->checked) {
+    info.refusal = signature->why;  // the system tier refuses it too
   }
   if (check_entries) {
     for (const auto& slot : (*kdb)->slots()) {

@@ -309,10 +309,10 @@ class SystemTier final : public Tier {
     // libsodium, is served as before). Entries' digests are checked under
     // keys.
     if (opened && !keys.configured()) {
-      if (auto broken = broken_signature(**opened)) {
+      if (auto broken = signature_failure(**opened); broken && broken->checked) {
         kept.present = true;
         log_.warn_once("SystemDb:unsigned:" + path, "SystemDb",
-                       "System database file " + path + " is not used: " + *broken);
+                       "System database file " + path + " is not used: " + broken->why);
         return made;
       }
     }

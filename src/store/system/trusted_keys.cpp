@@ -82,21 +82,23 @@ std::optional<std::string> TrustedKeys::refusal(const KdbReader& kdb) const {
   return signature_problem(kdb);
 }
 
-std::optional<std::string> signature_problem(const KdbReader& kdb) {
+std::optional<SignatureFailure> signature_failure(const KdbReader& kdb) {
   if (!kdb.is_signed()) return std::nullopt;
   auto holds = ed25519_verify(kdb.signed_message(), *kdb.signature(), *kdb.signer_key());
-  if (!holds) return "its signature cannot be checked: " + holds.status().message();
+  if (!holds) {
+    return SignatureFailure{"its signature cannot be checked: " + holds.status().message(), false};
+  }
   if (!*holds) {
-    return "its signature does not match its contents (altered after signing, or forged)";
+    return SignatureFailure{
+        "its signature does not match its contents (altered after signing, or forged)", true};
   }
   return std::nullopt;
 }
 
-std::optional<std::string> broken_signature(const KdbReader& kdb) {
-  if (!kdb.is_signed()) return std::nullopt;
-  auto holds = ed25519_verify(kdb.signed_message(), *kdb.signature(), *kdb.signer_key());
-  if (!holds || *holds) return std::nullopt;
-  return signature_problem(kdb);
+std::optional<std::string> signature_problem(const KdbReader& kdb) {
+  auto failure = signature_failure(kdb);
+  if (!failure) return std::nullopt;
+  return failure->why;
 }
 
 bool matches_signed_digest(const KdbReader& kdb, const KdbSlot& slot,

@@ -44,10 +44,14 @@ class TrustedKeys {
 // nullopt when it holds (or the package is unsigned), else why not.
 std::optional<std::string> signature_problem(const KdbReader& kdb);
 
-// The same, but only a signature that was checked and does not hold:
-// nullopt when it holds, the package is unsigned, or it cannot be checked
-// here (no libsodium). What a package is held to when no key is asked for.
-std::optional<std::string> broken_signature(const KdbReader& kdb);
+// The same with whether it was checked: `checked` is false when it could
+// not be here (no libsodium). A package is held to a checked failure when
+// no key is asked for. One Ed25519 verification.
+struct SignatureFailure {
+  std::string why;
+  bool checked = false;
+};
+std::optional<SignatureFailure> signature_failure(const KdbReader& kdb);
 
 // Whether `bytes`, read from `slot`, are what the package was signed with
 // (true for an unsigned package).
