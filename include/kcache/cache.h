@@ -285,8 +285,9 @@ class KCACHE_EXPORT Cache {
                                   const ExportOptions& options = {}) const;
   // Copies every entry of the package at `path` into the user tier, in the
   // database its metadata names; returns how many. An entry that fails
-  // its checks is skipped (kCorruption when none is left).
-  Result<std::uint64_t> import_package(const std::string& path);
+  // its checks is skipped, counted in `left_out` when given (kCorruption
+  // when none is left).
+  Result<std::uint64_t> import_package(const std::string& path, std::uint64_t* left_out = nullptr);
 
   class Impl;
 

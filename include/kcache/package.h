@@ -59,11 +59,12 @@ KCACHE_EXPORT std::string package_unfit_reason(const PackageInfo& info, const st
 // at `output` (replaced atomically), each key once (the first package's
 // copy); entries that fail their checks are left out; signed with the
 // private key at `signing_key` when one is named. Returns how many entries
-// the new package holds. kInvalidArgument when the packages are of
-// different databases.
+// the new package holds, and counts those left out in `left_out` when
+// given. kInvalidArgument when the packages are of different databases.
 KCACHE_EXPORT Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
                                                    const std::string& output,
-                                                   const std::string& signing_key = {});
+                                                   const std::string& signing_key = {},
+                                                   std::uint64_t* left_out = nullptr);
 
 // Makes a new key pair: the private key at `path` (mode 0600) and the
 // public key at `path`.pub. kInvalidArgument when either exists and

@@ -426,10 +426,10 @@ class Cache::Impl final : public TierEvents {
     return user->prune(options);
   }
 
-  Result<std::uint64_t> import_package(const std::string& path) {
+  Result<std::uint64_t> import_package(const std::string& path, std::uint64_t* left_out) {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    return import_into_user(*user, env_, path, compression_);
+    return import_into_user(*user, env_, path, compression_, left_out);
   }
 
   Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,
@@ -670,8 +670,8 @@ Result<std::uint64_t> Cache::clear_failures() { return impl_->clear_failures(); 
 Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); }
 Result<PruneReport> Cache::prune(const PruneOptions& options) { return impl_->prune(options); }
 Result<GcReport> Cache::gc(const GcOptions& options) { return impl_->gc(options); }
-Result<std::uint64_t> Cache::import_package(const std::string& path) {
-  return impl_->import_package(path);
+Result<std::uint64_t> Cache::import_package(const std::string& path, std::uint64_t* left_out) {
+  return impl_->import_package(path, left_out);
 }
 Result<std::uint64_t> Cache::export_db(std::string_view db, const std::string& output_path,
                                        const ExportOptions& options) const {

@@ -23,7 +23,8 @@ std::string field(const Fields& fields, std::string_view name) {
 }  // namespace
 
 Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
-                                     const std::string& output, const std::string& signing_key) {
+                                     const std::string& output, const std::string& signing_key,
+                                     std::uint64_t* left_out) {
   Env& env = const_cast<Env&>(Env::posix());
   if (inputs.empty()) return Status::invalid_argument("no package to merge");
   auto signer = optional_signer(signing_key, env);
@@ -32,6 +33,7 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
   std::set<CacheKey> seen;
   std::set<std::string> compilers;
   std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> entries;
+  std::uint64_t bad = 0;
   for (const auto& path : inputs) {
     auto kdb = KdbReader::open(path, env);
     if (!kdb) {
@@ -54,7 +56,10 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
       if (seen.contains(slot.key)) continue;
       auto bytes = (*kdb)->read(slot);
       if (!bytes) return Status(bytes.status().code(), path + ": " + bytes.status().message());
-      if (!decode_package_entry(**kdb, slot, *bytes)) continue;  // left out: it fails its checks
+      if (!decode_package_entry(**kdb, slot, *bytes)) {  // left out: it fails its checks
+        ++bad;
+        continue;
+      }
       seen.insert(slot.key);
       const auto span = bytes->span();
       entries.emplace_back(slot.key, std::vector<std::uint8_t>(span.begin(), span.end()));
@@ -65,6 +70,7 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
       !s.is_ok()) {
     return s;
   }
+  if (left_out != nullptr) *left_out = bad;
   return static_cast<std::uint64_t>(entries.size());
 }
 

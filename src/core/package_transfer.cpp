@@ -43,7 +43,7 @@ Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_vie
 }
 
 Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::string& path,
-                                       Compression compression) {
+                                       Compression compression, std::uint64_t* left_out) {
   auto kdb = KdbReader::open(path, env);
   if (!kdb) return kdb.status();
   std::string db;
@@ -68,6 +68,7 @@ Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::st
     if (Status s = user.put(db, *entry, *encoded); !s.is_ok()) return s;
     ++imported;
   }
+  if (left_out != nullptr) *left_out = bad;
   if (imported == 0 && bad > 0) {
     return Status::corruption(path + ": none of its " + std::to_string(bad) +
                               " entries passes its checks");

@@ -22,8 +22,9 @@ Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_vie
 
 // The entries of the package at `path` that pass every check, stored in
 // `user` (stored with `compression`) in the database its metadata names;
-// returns how many (kCorruption when none passes).
+// returns how many (kCorruption when none passes), and counts those that
+// fail in `left_out` when given.
 Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::string& path,
-                                       Compression compression);
+                                       Compression compression, std::uint64_t* left_out = nullptr);
 
 }  // namespace kcache

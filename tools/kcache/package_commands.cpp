@@ -72,20 +72,14 @@ int run_install(const std::vector<std::string>& packages, const std::string& pre
   return status;
 }
 
-// How many entries of the package at `path` fail their checks (0 when it
-// cannot be read: the command then says why itself).
-std::uint64_t damaged_entries(const std::string& path) {
-  auto info = read_package_info(path, /*check_entries=*/true, {});
-  return info ? info->bad_entries : 0;
-}
-
-// Says that `bad` damaged entries of `path` were left out; returns 1.
-int report_left_out(const std::string& path, std::uint64_t bad) {
+// Says that `bad` damaged entries of `packages` (their paths, one text)
+// were left out; returns 1.
+int report_left_out(const std::string& packages, std::uint64_t bad) {
   const bool one = bad == 1;
   return report_failure(
-      path + ": " + std::to_string(bad) +
+      packages + ": " + std::to_string(bad) +
       (one ? " entry fails its checks and was" : " entries fail their checks and were") +
-      " left out ('kcache verify " + path + "' says which)");
+      " left out ('kcache verify " + packages + "' says which)");
 }
 
 int run_import(const std::vector<std::string>& packages) {
@@ -93,16 +87,15 @@ int run_import(const std::vector<std::string>& packages) {
   if (!cache) return report_failure(cache.status().message());
   int status = 0;
   for (const auto& path : packages) {
-    auto count = (*cache)->import_package(path);
+    std::uint64_t bad = 0;
+    auto count = (*cache)->import_package(path, &bad);
     if (!count) {
       status = report_failure(about(path, count.status().message()));
       continue;
     }
     std::cout << "imported " << *count << " entries of " << path << " into "
               << (*cache)->config().user_dir << "\n";
-    if (const std::uint64_t bad = damaged_entries(path); bad > 0) {
-      status = std::max(status, report_left_out(path, bad));
-    }
+    if (bad > 0) status = std::max(status, report_left_out(path, bad));
   }
   return status;
 }
@@ -115,17 +108,15 @@ int run_merge(const std::vector<std::string>& packages, const std::string& outpu
   if (!sign.empty()) {
     if (int bad = check_key_option("--sign", sign); bad != 0) return bad;
   }
-  auto count = merge_packages(packages, output, sign);
+  std::uint64_t bad = 0;
+  auto count = merge_packages(packages, output, sign, &bad);
   if (!count) return report_failure(count.status().message() + "; nothing written");
   std::cout << "merged " << packages.size() << " packages into " << output << " (" << *count
             << " kernels)\n";
-  int status = 0;
-  for (const auto& path : packages) {
-    if (const std::uint64_t bad = damaged_entries(path); bad > 0) {
-      status = report_left_out(path, bad);
-    }
-  }
-  return status;
+  if (bad == 0) return 0;
+  std::string inputs;
+  for (const auto& path : packages) inputs += (inputs.empty() ? "" : " ") + path;
+  return report_left_out(inputs, bad);
 }
 
 }  // namespace
