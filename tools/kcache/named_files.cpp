@@ -72,6 +72,18 @@ Status write_all(int fd, std::span<const std::uint8_t> bytes) {
   return Status::ok();
 }
 
+// A new file beside `path` under a random name (`temp`): O_EXCL, so a
+// file or a link planted at the name is never reused. -1 with errno set.
+int create_beside(const std::string& path, mode_t mode, std::string& temp) {
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temp = temp_name_for(path);
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  return fd;
+}
+
 }  // namespace
 
 Result<std::string> read_input_file(const std::string& path, const std::string& what,
@@ -127,8 +139,8 @@ Status check_output_path(const std::string& path, const std::string& what) {
 }
 
 Status check_can_create(const std::string& path, const std::string& what) {
-  const std::string probe = temp_name_for(path);
-  UniqueFd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  std::string probe;
+  UniqueFd fd(create_beside(path, 0600, probe));
   if (fd.get() < 0) {
     const std::string folder = std::filesystem::path(path).parent_path().string();
     return Status::io_error("cannot write " + what + ": cannot create a file in " +
@@ -143,13 +155,7 @@ Status write_output_file(const std::string& path, const std::string& what,
                          std::span<const std::uint8_t> bytes, bool sync) {
   if (Status s = check_output_path(path, what); !s.is_ok()) return s;
   std::string temp;
-  int raw = -1;
-  for (int attempt = 0; attempt < 100 && raw < 0; ++attempt) {
-    temp = temp_name_for(path);
-    // O_EXCL: a file, or a link planted at the name, is never reused.
-    raw = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (raw < 0 && errno != EEXIST) break;
-  }
+  const int raw = create_beside(path, 0666, temp);
   if (raw < 0) return Status::io_error("cannot write " + what + ": " + errno_text(errno));
   UniqueFd fd(raw);
   // Not synced, as a compiler's own output is not: the rename makes it
