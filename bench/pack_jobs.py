@@ -511,7 +511,7 @@ class Runner:
             outputs = [folder / f"{self.args.target}.kdb"]
             commands = [self.pack_command(manifest, outputs[0], folder / "work", jobs)]
         wall, cpu, results, steal = self.timed(label, commands, folder, env)
-        problems, compiled = [], 0
+        problems, compiled, phases = [], 0, None
         for i, (rc, out) in enumerate(results):
             if rc != 0:
                 err = (folder / f"stderr{i}.txt").read_text(errors="replace")
@@ -519,6 +519,14 @@ class Runner:
             for line in out.splitlines():
                 if line.startswith("packed ") and " compiled," in line:
                     compiled += int(line.split("(")[1].split(" compiled")[0])
+                # "took T s: B s before compiling, C s compiling (the first
+                # kernel done after F s), W s writing the package"
+                if line.startswith("took ") and processes == 1:
+                    numbers = [float(w) for w in line.replace("(", " ").split()
+                               if w.replace(".", "", 1).isdigit()]
+                    if len(numbers) == 5:
+                        phases = dict(zip(("total", "before", "compiling", "first", "writing"),
+                                          numbers))
         if not problems and compiled != expected:
             problems.append(f"{label}: {compiled} kernels compiled, not {expected}: "
                             "every timed run must compile every kernel")
@@ -533,6 +541,7 @@ class Runner:
             info = json.loads(got.stdout)[0] if got.returncode == 0 else None
         return {"label": label, "jobs": jobs, "processes": processes, "wall_s": wall,
                 "cpu_s": cpu, "steal": steal, "keys": sorted(keys), "info": info,
+                "phases": phases,
                 "problems": problems,
                 "folder": folder}
 
@@ -650,7 +659,10 @@ def main():
                   f"{args.kernels / r['wall_s']:6.1f} kernels/s, {r['cpu_s'] / r['wall_s']:4.2f} "
                   f"cores busy, {1000 * r['cpu_s'] / args.kernels:5.1f} CPU ms/kernel, "
                   f"load {os.getloadavg()[0]:.1f}"
-                  + (f", {100 * r['steal']:.1f}% stolen" if r["steal"] is not None else ""),
+                  + (f", {100 * r['steal']:.1f}% stolen" if r["steal"] is not None else "")
+                  + (f"; in pack: {p['before']:.2f} s before compiling, first kernel done after "
+                     f"{p['first']:.2f} s, last after {p['compiling']:.2f} s, "
+                     f"{p['writing']:.2f} s writing" if (p := r["phases"]) else ""),
                   flush=True)
             if not args.keep:
                 shutil.rmtree(r["folder"], ignore_errors=True)
@@ -700,7 +712,8 @@ def main():
                         "cores_busy": round(busy, 2), "cpu_ms_per_kernel": round(cpu_ms, 1),
                         "stolen": [None if r["steal"] is None else round(r["steal"], 4)
                                    for r in rs],
-                        "speedup": round(speedup, 3) if speedup else None})
+                        "speedup": round(speedup, 3) if speedup else None,
+                        "phases": [r["phases"] for r in rs]})
     keys_same = not any("keys" in f or "info" in f for f in failed) and bool(all_runs)
     print(f"\npackages: {len(all_runs)}, keys the same in all: {'yes' if keys_same else 'NO'}")
     print("PACK_JOBS_JSON " + json.dumps({
