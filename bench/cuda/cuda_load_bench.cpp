@@ -34,6 +34,7 @@
 #include <kcache/cuda.h>
 
 #include <dlfcn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -622,8 +623,18 @@ int paired(const fs::path& dir, const std::string& mode, const std::string& set,
   Paired p(dir, set, mode == "paired_user");
   auto& [driver, kernels, images, symbols, user, kc, loader, requests] = p;
   const std::string tier = user ? "user" : "system";
+  // Page faults each role takes in its turns (read outside the timed
+  // span): a first touch of a mapped page is a fault the floor's bytes,
+  // read into memory beforehand, never take.
+  long faults[2] = {0, 0};
+  auto minor_faults = [] {
+    rusage usage{};
+    ::getrusage(RUSAGE_THREAD, &usage);
+    return usage.ru_minflt + usage.ru_majflt;
+  };
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const bool floor = (i + static_cast<std::size_t>(parity)) % 2 == 0;
+    const long faults_before = minor_faults();
     auto start = Clock::now();
     if (floor) {
       void* module = nullptr;
@@ -640,9 +651,15 @@ int paired(const fs::path& dir, const std::string& mode, const std::string& set,
       }
     }
     const double us = micros_since(start);
+    faults[floor ? 0 : 1] += minor_faults() - faults_before;
     std::printf("%s_%s %s %s %.2f\n", floor ? "pfloor" : "pkcache", tier.c_str(), set.c_str(),
                 kernels[i].id.c_str(), us);
   }
+  // "faults <role> <set> <faults> <turns>", after every timing line.
+  const std::size_t kcache_turns = (kernels.size() + (parity % 2 ? 1 : 0)) / 2;
+  std::printf("faults pfloor_%s %s %ld %zu\n", tier.c_str(), set.c_str(), faults[0],
+              kernels.size() - kcache_turns);
+  std::printf("faults pkcache_%s %s %ld %zu\n", tier.c_str(), set.c_str(), faults[1], kcache_turns);
   return 0;
 }
 
