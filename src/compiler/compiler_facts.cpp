@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "base/hash.h"
+#include "compiler/build_parts.h"
 
 namespace kcache {
 namespace {
@@ -24,7 +25,7 @@ std::string stamp_text(const std::string& path, const Env& env) {
          std::to_string(stamp->id.inode);
 }
 
-std::string build_fingerprint(const std::vector<std::string>& files, const Env& env) {
+std::string build_fingerprint(const std::vector<std::string>& files) {
   std::string text;
   std::vector<std::string> seen;
   for (const auto& file : files) {
@@ -33,8 +34,7 @@ std::string build_fingerprint(const std::vector<std::string>& files, const Env& 
     const std::string path = error ? file : canonical.string();
     if (std::find(seen.begin(), seen.end(), path) != seen.end()) continue;
     seen.push_back(path);
-    const std::string stamp = stamp_text(path, env);
-    text += path + " " + (stamp.empty() ? std::string("missing") : stamp) + "\n";
+    text += build_part(path) + "\n";
   }
   return sha256_field(text);
 }

@@ -45,9 +45,11 @@ std::optional<std::string> fact(const CompilerFacts& facts, std::string_view nam
 // (links followed); empty when it cannot be looked at. For identities.
 std::string stamp_text(const std::string& path, const Env& env);
 
-// "sha256:<hex>" of the canonical path and stamp of each file (links
-// resolved, each file once, in order): a compiler's build in a few bytes
-// of every key. A file that cannot be looked at counts as such.
-std::string build_fingerprint(const std::vector<std::string>& files, const Env& env);
+// "sha256:<hex>" of what each file is (build_parts.h: an ELF's build-id, a
+// file's bytes, a folder's listing; links resolved, each file once, in
+// order): a compiler's build in a few bytes of every key, the same on
+// every machine with that build (no path, inode or time in it). A file
+// that cannot be looked at counts as such.
+std::string build_fingerprint(const std::vector<std::string>& files);
 
 }  // namespace kcache

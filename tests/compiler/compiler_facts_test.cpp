@@ -12,19 +12,23 @@ namespace {
 using testing::TempFolder;
 using testing::write_file;
 
-// A build's fingerprint follows its files: a file rebuilt (another stamp)
-// is another build; a link to a file is that file.
-TEST(CompilerFactsTest, TheFingerprintIsTheFilesStamps) {
+// A build's fingerprint follows its files' builds (build_parts.h): a file
+// rebuilt (other bytes) is another build; a link to a file is that file;
+// the same files elsewhere (another folder, inode and time: another
+// machine's install) are the same build.
+TEST(CompilerFactsTest, TheFingerprintIsTheFilesBuilds) {
   TempFolder dir;
   write_file(dir / "lib.so", "one");
   std::filesystem::create_symlink(dir / "lib.so", dir / "lib.so.1");
-  const Env& env = Env::posix();
-  const std::string first = build_fingerprint({dir / "lib.so"}, env);
+  const std::string first = build_fingerprint({dir / "lib.so"});
   EXPECT_TRUE(first.starts_with("sha256:"));
-  EXPECT_EQ(build_fingerprint({dir / "lib.so.1", dir / "lib.so"}, env), first);
+  EXPECT_EQ(build_fingerprint({dir / "lib.so.1", dir / "lib.so"}), first);
+  std::filesystem::create_directories(dir / "elsewhere");
+  write_file(dir / "elsewhere/lib.so", "one");
+  EXPECT_EQ(build_fingerprint({dir / "elsewhere/lib.so"}), first);
   write_file(dir / "lib.so", "two, rebuilt");
-  EXPECT_NE(build_fingerprint({dir / "lib.so"}, env), first);
-  EXPECT_NE(build_fingerprint({dir / "missing.so"}, env), first);
+  EXPECT_NE(build_fingerprint({dir / "lib.so"}), first);
+  EXPECT_NE(build_fingerprint({dir / "missing.so"}), first);
 }
 
 // A record is used only while every file it names is as it was.

@@ -234,7 +234,8 @@ Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
     runtime->isa_names.push_back(words.front());
   }
   // hiprtcVersion says "9.0" for all of ROCm 5.2 and more: the build is
-  // the files, stamped (libamdhip64, comgr, and the worker that runs them).
+  // the files (libamdhip64, comgr, and the worker that runs them), by their
+  // build-ids (build_parts.h).
   std::string version = "hiprtc " + runtime->hiprtc_version;
   std::vector<std::string> files{runtime->library_path};
   if (!runtime->comgr_version.empty()) {
@@ -242,7 +243,7 @@ Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
     files.push_back(result.first("comgr_path").value_or(""));
   }
   files.push_back(worker);
-  version += "; build " + build_fingerprint(files, Env::posix());
+  version += "; build " + build_fingerprint(files);
   runtime->identity = {"hip", "hiprtc", std::move(version)};
   return std::shared_ptr<const HipRuntime>(runtime);
 }

@@ -401,11 +401,14 @@ Result<NvrtcFacts> facts_of(const NvrtcApi& api, std::vector<std::string>& files
   facts.toolkit_dirs = toolkit_include_dirs_for(facts.library_path);
   files = build_files(facts.library_path);
   files.insert(files.end(), facts.toolkit_dirs.begin(), facts.toolkit_dirs.end());
-  // nvrtcVersion gives only major.minor: the build is its files, stamped
-  // (a patch release, a rebuilt or reinstalled toolkit is a new identity).
-  // (the files themselves are in the record).
+  // nvrtcVersion gives only major.minor: the build is its files (a patch
+  // release or a rebuilt toolkit is a new identity), named as every machine
+  // with that toolkit names them: the library's file name, not its folder,
+  // and the files' build-ids and contents (build_parts.h), not their stamps
+  // (those are the record's, which is this machine's only).
   std::string version = "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " (" +
-                        facts.library_path + "); build " + build_fingerprint(files, Env::posix());
+                        std::filesystem::path(facts.library_path).filename().string() +
+                        "); build " + build_fingerprint(files);
   facts.identity = {"nvrtc", "nvrtc", std::move(version)};
   return facts;
 }

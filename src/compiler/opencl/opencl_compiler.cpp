@@ -437,13 +437,13 @@ bool in_opencl_stack(const std::string& path, const std::vector<std::string>& dr
 }
 
 // The build of the OpenCL stack: the files of the libraries in_opencl_stack
-// names, with their stamps. A Debian update of PoCL or LLVM keeps their
+// names, each by its build-id (build_parts.h). A Debian update of PoCL or LLVM keeps their
 // version strings ("3.1+debian", "LLVM 15.0.6"); it changes these files.
 // Chosen by name, not by when they were loaded, so that a program that
 // loaded OpenCL itself before kcache did and the kcache tool (pack) derive
 // the same identity: libraries the stack merely uses (libhwloc, libz)
 // differ between the two and do not make the binary.
-std::string opencl_build(const Env& env) {
+std::string opencl_build() {
   static std::once_flag once;
   static std::string build;
   std::call_once(once, [&] {
@@ -452,7 +452,7 @@ std::string opencl_build(const Env& env) {
     for (const auto& path : loaded_libraries()) {
       if (in_opencl_stack(path, drivers)) stack.push_back(path);
     }
-    build = build_fingerprint(stack, env);
+    build = build_fingerprint(stack);
   });
   return build;
 }
@@ -514,7 +514,7 @@ Result<std::unique_ptr<Compiler>> make_opencl_compiler(const CompilerConfig& con
                      device_string(cl, device, CL_DEVICE_VERSION) + " | driver " +
                      device_string(cl, device, CL_DRIVER_VERSION) + " | " +
                      device_string(cl, device, CL_DEVICE_OPENCL_C_VERSION) + " | build " +
-                     opencl_build(Env::posix());
+                     opencl_build();
   Target target =
       target_of(device_string(cl, device, CL_DEVICE_NAME),
                 static_cast<int>(device_value<cl_uint>(cl, device, CL_DEVICE_MAX_COMPUTE_UNITS)));
