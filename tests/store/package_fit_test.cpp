@@ -45,6 +45,22 @@ TEST(PackageFitTest, EachMismatchIsSaid) {
             std::string::npos)
       << *one_part;
 
+  // Parts alike for long are shown from the word where they part (the
+  // same 48 characters twice said nothing).
+  auto long_alike = unfit_reason(
+      packed_for("sm_90", {"nvrtc | nvrtc | nvrtc 13.0 (/usr/local/cuda-13.0/lib/libnvrtc.so.13); "
+                           "build sha256:3b19eaf97aeb84efc55db1cfd9abe7e77c247ac643f8fc5e"}),
+      "sm_90",
+      CompilerIdentity{"nvrtc", "nvrtc",
+                       "nvrtc 13.0 (/usr/local/cuda-13.0/lib/libnvrtc.so.13); "
+                       "build sha256:dda35d59c1c35f9c5d979cee552169b2303d817627f6a2"});
+  ASSERT_TRUE(long_alike.has_value());
+  EXPECT_NE(
+      long_alike->find("(packed with '...sha256:3b19eaf97aeb84efc55db1cfd9abe7e77c247ac64...', "
+                       "here '...sha256:dda35d59c1c35f9c5d979cee552169b2303d81762...')"),
+      std::string::npos)
+      << *long_alike;
+
   auto other_backend = unfit_reason(packed_for("cpu_4", {"nvrtc | NVRTC | 12.4"}), "cpu_4", kMine);
   ASSERT_TRUE(other_backend.has_value());
   EXPECT_NE(other_backend->find("no opencl kernels"), std::string::npos) << *other_backend;

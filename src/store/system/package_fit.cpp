@@ -1,5 +1,7 @@
 #include "store/system/package_fit.h"
 
+#include <algorithm>
+
 #include "format/entry.h"
 #include "format/key_schema.h"
 
@@ -8,12 +10,17 @@ namespace {
 
 // Where two identity texts first differ, by their " | " parts, shortened:
 // "packed with 'build sha256:9117e0f13b51...', here 'build sha256:a045...'".
+// Parts that begin alike for long are shown from the word where they part
+// ("...sha256:3b19...", not the same 48 characters twice).
 std::string first_difference(std::string_view theirs, std::string_view mine) {
   constexpr std::string_view kBar = " | ";
   constexpr std::size_t kShown = 48;
+  std::size_t from = 0;  // where both parts are shown from
   auto part = [&](std::string_view text) {
     text = text.substr(0, text.find(kBar));
-    return std::string(text.substr(0, kShown)) + (text.size() > kShown ? "..." : "");
+    const std::string head = from > 0 ? "..." : "";
+    text.remove_prefix(std::min(from, text.size()));
+    return head + std::string(text.substr(0, kShown)) + (text.size() > kShown ? "..." : "");
   };
   while (!theirs.empty() && !mine.empty() &&
          theirs.substr(0, theirs.find(kBar)) == mine.substr(0, mine.find(kBar))) {
@@ -21,6 +28,14 @@ std::string first_difference(std::string_view theirs, std::string_view mine) {
     const auto next_mine = mine.find(kBar);
     theirs = next_theirs == std::string_view::npos ? "" : theirs.substr(next_theirs + kBar.size());
     mine = next_mine == std::string_view::npos ? "" : mine.substr(next_mine + kBar.size());
+  }
+  const std::string_view a = theirs.substr(0, theirs.find(kBar));
+  const std::string_view b = mine.substr(0, mine.find(kBar));
+  std::size_t common = 0;
+  while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+  if (common > kShown / 2) {
+    from = common;
+    while (from > 0 && a[from - 1] != ' ') --from;
   }
   return "packed with '" + part(theirs) + "', here '" + part(mine) + "'";
 }
