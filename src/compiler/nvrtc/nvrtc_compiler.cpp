@@ -422,8 +422,9 @@ std::string record_name(const CompilerConfig& config) {
     picks += std::string("\n") + var + "=" + (value ? value : "");
   }
   picks += "\n" + stamp_text("/etc/ld.so.cache", Env::posix());
-  // The form of what is learned: a new form, new records.
-  constexpr std::string_view kFactsForm = "3";
+  // The form of what is learned: a new form, new records (4: the identity
+  // names files by build-id, not by stamp).
+  constexpr std::string_view kFactsForm = "4";
   return "nvrtc-" + std::string(kFactsForm) + "-" + to_hex(xxh3_128(picks));
 }
 
