@@ -32,7 +32,13 @@ std::string build_fingerprint(const std::vector<std::string>& files) {
     std::error_code error;
     const auto canonical = std::filesystem::canonical(file, error);
     const std::string path = error ? file : canonical.string();
-    if (std::find(seen.begin(), seen.end(), path) != seen.end()) continue;
+    // Once each; a folder inside one already counted (the toolkit's
+    // include/cccl inside include) is in that one's listing.
+    if (std::any_of(seen.begin(), seen.end(), [&](const std::string& earlier) {
+          return path == earlier || path.starts_with(earlier + "/");
+        })) {
+      continue;
+    }
     seen.push_back(path);
     text += build_part(path) + "\n";
   }

@@ -31,6 +31,19 @@ TEST(CompilerFactsTest, TheFingerprintIsTheFilesBuilds) {
   EXPECT_NE(build_fingerprint({dir / "missing.so"}), first);
 }
 
+// A folder inside one already counted (a toolkit's include/cccl inside
+// include) is not walked again: its files are in the outer one's listing.
+TEST(CompilerFactsTest, AFolderInsideACountedOneIsNotCountedAgain) {
+  TempFolder dir;
+  std::filesystem::create_directories(dir / "include/cccl");
+  write_file(dir / "include/cuda_fp16.h", "half");
+  write_file(dir / "include/cccl/cub.cuh", "cub");
+  EXPECT_EQ(build_fingerprint({dir / "include", dir / "include/cccl"}),
+            build_fingerprint({dir / "include"}));
+  EXPECT_NE(build_fingerprint({dir / "include/cccl", dir / "include"}),
+            build_fingerprint({dir / "include/cccl"}));
+}
+
 // A record is used only while every file it names is as it was.
 TEST(CompilerFactsTest, ARecordHoldsWhileItsFilesDo) {
   TempFolder dir;
