@@ -32,6 +32,17 @@ expect_contains "pack names the bad line" "skipped line 4: not valid JSON" "$ERR
 expect_contains "pack names the kernel that failed" "failed line 5:" "$ERR"
 expect_contains "pack says what it wrote" "packed 3 kernels for gfx906_60 into $T/pkg/gfx906_60.kdb (3 compiled" "$OUT"
 [[ -s "$T/pkg/gfx906_60.kdb" ]] || fail "pack wrote no package"
+# Where its time went, the parts adding up to the whole (give or take the
+# printing between them).
+took="$(grep '^took ' <<<"$OUT")"
+[[ "$took" =~ ^took\ ([0-9.]+)\ s:\ ([0-9.]+)\ s\ before\ compiling,\ ([0-9.]+)\ s\ compiling\ \(the\ first\ kernel\ done\ after\ ([0-9.]+)\ s\),\ ([0-9.]+)\ s\ writing\ the\ package$ ]] ||
+  fail "pack's account of its time: '$took' in $OUT"
+python3 - "${BASH_REMATCH[@]:1}" <<'PY' || fail "pack's times do not add up: $took"
+import sys
+total, before, compiling, first, writing = map(float, sys.argv[1:])
+assert abs(total - (before + compiling + writing)) <= 0.1, sys.argv
+assert first <= compiling + 0.005, sys.argv
+PY
 expect_not_contains "the recorded keys came out" "have another key now" "$ERR"
 
 run info "$T/pkg/gfx906_60.kdb" --json
