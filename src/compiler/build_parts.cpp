@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "base/hash.h"
@@ -66,12 +68,17 @@ std::string content_hash(int fd) {
   return "xxh3:" + to_hex(sum.finish());
 }
 
+// The folders a listing has entered, by device and inode: a link back to
+// one (a loop) is not entered again.
+using Entered = std::set<std::pair<dev_t, ino_t>>;
+
 // Appends "<relative path> <size>" of every regular file under the folder
 // open as `fd` (links followed, as the compiler follows them), at most
-// kMaxFolderFiles in all, at most 32 folders deep (a loop of links ends).
+// kMaxFolderFiles in all, each folder entered once, at most 32 deep.
 // One fstatat per entry, relative to its folder: no path is resolved from
 // the root again (a toolkit's include folder has ~2,000 files).
-void list_folder(int fd, const std::string& prefix, int depth, std::vector<std::string>& lines) {
+void list_folder(int fd, const std::string& prefix, int depth, Entered& entered,
+                 std::vector<std::string>& lines) {
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {
     ::close(fd);
@@ -86,9 +93,9 @@ void list_folder(int fd, const std::string& prefix, int depth, std::vector<std::
     const std::string relative = prefix + std::string(name);
     if (S_ISREG(st.st_mode)) {
       lines.push_back(relative + " " + std::to_string(st.st_size));
-    } else if (S_ISDIR(st.st_mode) && depth < 32) {
+    } else if (S_ISDIR(st.st_mode) && depth < 32 && entered.emplace(st.st_dev, st.st_ino).second) {
       const int inner = ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (inner >= 0) list_folder(inner, relative + "/", depth + 1, lines);
+      if (inner >= 0) list_folder(inner, relative + "/", depth + 1, entered, lines);
     }
   }
   ::closedir(dir);
@@ -98,7 +105,9 @@ std::string folder_part(const std::string& folder, const std::string& name) {
   const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return name + "/ unreadable";
   std::vector<std::string> lines;
-  list_folder(fd, "", 0, lines);
+  Entered entered;
+  if (struct stat st{}; ::fstat(fd, &st) == 0) entered.emplace(st.st_dev, st.st_ino);
+  list_folder(fd, "", 0, entered, lines);
   std::sort(lines.begin(), lines.end());
   std::string text;
   for (const auto& line : lines) text += line + "\n";

@@ -116,6 +116,19 @@ TEST(BuildPartsTest, AFolderIsItsFilesNamesAndSizes) {
   EXPECT_NE(part_of(dir / "b/include"), a);
 }
 
+// Links that lead back up (a loop) are not followed round: a folder is
+// entered once, and the listing ends.
+TEST(BuildPartsTest, ALoopOfLinksEnds) {
+  TempFolder dir;
+  fs::create_directories(dir / "include/sub");
+  write_file(dir / "include/sub/a.h", "a");
+  fs::create_directory_symlink(dir / "include", dir / "include/sub/up");
+  fs::create_directory_symlink(dir / "include", dir / "include/sub/up2");
+  fs::create_directory_symlink("..", dir / "include/sub/parent");
+  EXPECT_TRUE(part_of(dir / "include").starts_with("include/ 1 files sha256:"))
+      << part_of(dir / "include");
+}
+
 // A FIFO in a library's place is read as nothing, at once.
 TEST(BuildPartsTest, AFifoDoesNotHang) {
   TempFolder dir;
