@@ -437,8 +437,9 @@ bool in_opencl_stack(const std::string& path, const std::vector<std::string>& dr
 }
 
 // The build of the OpenCL stack: the files of the libraries in_opencl_stack
-// names, each by its build-id (build_parts.h). A Debian update of PoCL or LLVM keeps their
-// version strings ("3.1+debian", "LLVM 15.0.6"); it changes these files.
+// names, each by its build-id (build_parts.h). A Debian update of PoCL or
+// LLVM keeps their version strings ("3.1+debian", "LLVM 15.0.6"); it
+// changes these files.
 // Chosen by name, not by when they were loaded, so that a program that
 // loaded OpenCL itself before kcache did and the kcache tool (pack) derive
 // the same identity: libraries the stack merely uses (libhwloc, libz)
