@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -17,19 +18,6 @@
 
 namespace kcache {
 namespace {
-
-// Reads `size` bytes at `offset`, all or nothing.
-bool read_at(int fd, void* out, std::size_t size, std::uint64_t offset) {
-  auto* bytes = static_cast<char*>(out);
-  while (size > 0) {
-    const ssize_t got = ::pread(fd, bytes, size, static_cast<off_t>(offset));
-    if (got <= 0) return false;
-    bytes += got;
-    size -= static_cast<std::size_t>(got);
-    offset += static_cast<std::uint64_t>(got);
-  }
-  return true;
-}
 
 // The build-id in one PT_NOTE segment's bytes, as hex; empty if none.
 std::string build_id_in_notes(const std::vector<char>& notes) {
@@ -54,18 +42,24 @@ std::string build_id_in_notes(const std::vector<char>& notes) {
   return {};
 }
 
-// "xxh3:<hex>" of the bytes of the file open as `fd`.
-std::string content_hash(int fd) {
+// "xxh3:<hex>" of the bytes of `file`, `size` of them.
+std::string content_hash(const File& file, std::uint64_t size) {
   Checksummer sum;
-  std::vector<std::uint8_t> buffer(1 << 20);
-  for (std::uint64_t offset = 0;;) {
-    const ssize_t got = ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(offset));
-    if (got < 0) return "unreadable";
-    if (got == 0) break;
-    sum.update({buffer.data(), static_cast<std::size_t>(got)});
-    offset += static_cast<std::uint64_t>(got);
+  std::vector<std::uint8_t> buffer(std::min<std::uint64_t>(size, 1 << 20));
+  for (std::uint64_t offset = 0; offset < size;) {
+    const std::span<std::uint8_t> chunk(buffer.data(),
+                                        std::min<std::uint64_t>(buffer.size(), size - offset));
+    if (!file.read_at(offset, chunk).is_ok()) return "unreadable";
+    sum.update(chunk);
+    offset += chunk.size();
   }
   return "xxh3:" + to_hex(sum.finish());
+}
+
+// Reads `out` whole from `file` at `offset`.
+template <typename T>
+bool read_into(const File& file, std::uint64_t offset, T* out, std::size_t count = 1) {
+  return file.read_at(offset, {reinterpret_cast<std::uint8_t*>(out), count * sizeof(T)}).is_ok();
 }
 
 // The folders a listing has entered, by device and inode: a link back to
@@ -116,45 +110,41 @@ std::string folder_part(const std::string& folder, const std::string& name) {
 
 }  // namespace
 
-std::string elf_build_id(int fd) {
+std::string elf_build_id(const File& file) {
   Elf64_Ehdr elf;
-  if (!read_at(fd, &elf, sizeof elf, 0) || std::memcmp(elf.e_ident, ELFMAG, SELFMAG) != 0 ||
+  if (!read_into(file, 0, &elf) || std::memcmp(elf.e_ident, ELFMAG, SELFMAG) != 0 ||
       elf.e_ident[EI_CLASS] != ELFCLASS64 || elf.e_ident[EI_DATA] != ELFDATA2LSB ||
       elf.e_phentsize != sizeof(Elf64_Phdr) || elf.e_phnum == 0 || elf.e_phnum > 512) {
     return {};
   }
   std::vector<Elf64_Phdr> segments(elf.e_phnum);
-  if (!read_at(fd, segments.data(), segments.size() * sizeof(Elf64_Phdr), elf.e_phoff)) return {};
+  if (!read_into(file, elf.e_phoff, segments.data(), segments.size())) return {};
   for (const auto& segment : segments) {
     if (segment.p_type != PT_NOTE || segment.p_filesz == 0 || segment.p_filesz > (64 << 10)) {
       continue;
     }
     std::vector<char> notes(segment.p_filesz);
-    if (!read_at(fd, notes.data(), notes.size(), segment.p_offset)) continue;
+    if (!read_into(file, segment.p_offset, notes.data(), notes.size())) continue;
     if (std::string id = build_id_in_notes(notes); !id.empty()) return id;
   }
   return {};
 }
 
-std::string build_part(const std::string& path) {
+std::string build_part(const std::string& path, const Env& env) {
   namespace fs = std::filesystem;
   const std::string name = fs::path(path).filename().string();
   std::error_code error;
   if (fs::is_directory(path, error)) return folder_part(path, name);
-  // Non-blocking: a FIFO in a compiler's place must not hang the process.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return name + " missing";
-  struct stat st {};
-  std::string part;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    part = name + " unreadable";
-  } else if (std::string id = elf_build_id(fd); !id.empty()) {
-    part = name + " elf " + std::to_string(st.st_size) + " " + id;
-  } else {
-    part = name + " file " + std::to_string(st.st_size) + " " + content_hash(fd);
+  // Opened as every read-only file is (a FIFO in its place does not hang).
+  auto file = env.open_random_access(path);
+  if (!file) {
+    return name + (file.status().code() == StatusCode::kNotFound ? " missing" : " unreadable");
   }
-  ::close(fd);
-  return part;
+  auto size = (*file)->size();
+  if (!size) return name + " unreadable";
+  const std::string id = elf_build_id(**file);
+  return name + (id.empty() ? " file " : " elf ") + std::to_string(*size) + " " +
+         (id.empty() ? content_hash(**file, *size) : id);
 }
 
 }  // namespace kcache

@@ -25,7 +25,7 @@ std::string stamp_text(const std::string& path, const Env& env) {
          std::to_string(stamp->id.inode);
 }
 
-std::string build_fingerprint(const std::vector<std::string>& files) {
+std::string build_fingerprint(const std::vector<std::string>& files, const Env& env) {
   std::string text;
   std::vector<std::string> seen;
   for (const auto& file : files) {
@@ -40,7 +40,7 @@ std::string build_fingerprint(const std::vector<std::string>& files) {
       continue;
     }
     seen.push_back(path);
-    text += build_part(path) + "\n";
+    text += build_part(path, env) + "\n";
   }
   return sha256_field(text);
 }

@@ -50,6 +50,6 @@ std::string stamp_text(const std::string& path, const Env& env);
 // order): a compiler's build in a few bytes of every key, the same on
 // every machine with that build (no path, inode or time in it). A file
 // that cannot be looked at counts as such.
-std::string build_fingerprint(const std::vector<std::string>& files);
+std::string build_fingerprint(const std::vector<std::string>& files, const Env& env);
 
 }  // namespace kcache

@@ -1,10 +1,8 @@
 #include "compiler/build_parts.h"
 
 #include <elf.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -46,7 +44,7 @@ std::string elf_with_build_id(const std::string& id, const std::string& tail = "
          std::string(reinterpret_cast<const char*>(&segment), sizeof segment) + notes + tail;
 }
 
-std::string part_of(const std::string& path) { return build_part(path); }
+std::string part_of(const std::string& path) { return build_part(path, Env::posix()); }
 
 // The same build installed elsewhere (another folder, inode and time) is
 // the same part; its file name is part of it.
@@ -59,10 +57,12 @@ TEST(BuildPartsTest, AnElfFileIsItsBuildIdWhereverItLies) {
   EXPECT_EQ(part_of(dir / "a/libx.so.1"),
             "libx.so.1 elf " + std::to_string(fs::file_size(dir / "a/libx.so.1")) + " 1234abcd");
   EXPECT_EQ(part_of(dir / "a/libx.so.1"), part_of(dir / "b/libx.so.1"));
-  EXPECT_EQ(build_fingerprint({dir / "a/libx.so.1"}), build_fingerprint({dir / "b/libx.so.1"}));
+  EXPECT_EQ(build_fingerprint({dir / "a/libx.so.1"}, Env::posix()),
+            build_fingerprint({dir / "b/libx.so.1"}, Env::posix()));
   // Another build: another id.
   write_file(dir / "b/libx.so.1", elf_with_build_id("\x12\x34\xab\xce"));
-  EXPECT_NE(build_fingerprint({dir / "a/libx.so.1"}), build_fingerprint({dir / "b/libx.so.1"}));
+  EXPECT_NE(build_fingerprint({dir / "a/libx.so.1"}, Env::posix()),
+            build_fingerprint({dir / "b/libx.so.1"}, Env::posix()));
   // The id is read from its note, not guessed: a damaged note is no id,
   // and the file is then its bytes.
   std::string damaged = elf_with_build_id("\x12\x34\xab\xcd");
@@ -75,10 +75,9 @@ TEST(BuildPartsTest, AnElfFileIsItsBuildIdWhereverItLies) {
 // What the toolchains link carries one (Debian's GCC links with
 // --build-id): so does this test binary.
 TEST(BuildPartsTest, ThisTestBinaryHasABuildId) {
-  const int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  const std::string id = elf_build_id(fd);
-  ::close(fd);
+  auto self = Env::posix().open_random_access("/proc/self/exe");
+  ASSERT_TRUE(self.is_ok()) << self.status().message();
+  const std::string id = elf_build_id(**self);
   EXPECT_GE(id.size(), 16u) << "this test binary carries no GNU build-id";
 }
 

@@ -20,15 +20,15 @@ TEST(CompilerFactsTest, TheFingerprintIsTheFilesBuilds) {
   TempFolder dir;
   write_file(dir / "lib.so", "one");
   std::filesystem::create_symlink(dir / "lib.so", dir / "lib.so.1");
-  const std::string first = build_fingerprint({dir / "lib.so"});
+  const std::string first = build_fingerprint({dir / "lib.so"}, Env::posix());
   EXPECT_TRUE(first.starts_with("sha256:"));
-  EXPECT_EQ(build_fingerprint({dir / "lib.so.1", dir / "lib.so"}), first);
+  EXPECT_EQ(build_fingerprint({dir / "lib.so.1", dir / "lib.so"}, Env::posix()), first);
   std::filesystem::create_directories(dir / "elsewhere");
   write_file(dir / "elsewhere/lib.so", "one");
-  EXPECT_EQ(build_fingerprint({dir / "elsewhere/lib.so"}), first);
+  EXPECT_EQ(build_fingerprint({dir / "elsewhere/lib.so"}, Env::posix()), first);
   write_file(dir / "lib.so", "two, rebuilt");
-  EXPECT_NE(build_fingerprint({dir / "lib.so"}), first);
-  EXPECT_NE(build_fingerprint({dir / "missing.so"}), first);
+  EXPECT_NE(build_fingerprint({dir / "lib.so"}, Env::posix()), first);
+  EXPECT_NE(build_fingerprint({dir / "missing.so"}, Env::posix()), first);
 }
 
 // A folder inside one already counted (a toolkit's include/cccl inside
@@ -38,10 +38,10 @@ TEST(CompilerFactsTest, AFolderInsideACountedOneIsNotCountedAgain) {
   std::filesystem::create_directories(dir / "include/cccl");
   write_file(dir / "include/cuda_fp16.h", "half");
   write_file(dir / "include/cccl/cub.cuh", "cub");
-  EXPECT_EQ(build_fingerprint({dir / "include", dir / "include/cccl"}),
-            build_fingerprint({dir / "include"}));
-  EXPECT_NE(build_fingerprint({dir / "include/cccl", dir / "include"}),
-            build_fingerprint({dir / "include/cccl"}));
+  EXPECT_EQ(build_fingerprint({dir / "include", dir / "include/cccl"}, Env::posix()),
+            build_fingerprint({dir / "include"}, Env::posix()));
+  EXPECT_NE(build_fingerprint({dir / "include/cccl", dir / "include"}, Env::posix()),
+            build_fingerprint({dir / "include/cccl"}, Env::posix()));
 }
 
 // A record is used only while every file it names is as it was.

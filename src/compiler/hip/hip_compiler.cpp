@@ -243,7 +243,7 @@ Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
     files.push_back(result.first("comgr_path").value_or(""));
   }
   files.push_back(worker);
-  version += "; build " + build_fingerprint(files);
+  version += "; build " + build_fingerprint(files, Env::posix());
   runtime->identity = {"hip", "hiprtc", std::move(version)};
   return std::shared_ptr<const HipRuntime>(runtime);
 }

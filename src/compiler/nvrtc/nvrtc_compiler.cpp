@@ -408,7 +408,7 @@ Result<NvrtcFacts> facts_of(const NvrtcApi& api, std::vector<std::string>& files
   // (those are the record's, which is this machine's only).
   std::string version = "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " (" +
                         std::filesystem::path(facts.library_path).filename().string() +
-                        "); build " + build_fingerprint(files);
+                        "); build " + build_fingerprint(files, Env::posix());
   facts.identity = {"nvrtc", "nvrtc", std::move(version)};
   return facts;
 }

@@ -444,7 +444,7 @@ bool in_opencl_stack(const std::string& path, const std::vector<std::string>& dr
 // loaded OpenCL itself before kcache did and the kcache tool (pack) derive
 // the same identity: libraries the stack merely uses (libhwloc, libz)
 // differ between the two and do not make the binary.
-std::string opencl_build() {
+std::string opencl_build(const Env& env) {
   static std::once_flag once;
   static std::string build;
   std::call_once(once, [&] {
@@ -453,7 +453,7 @@ std::string opencl_build() {
     for (const auto& path : loaded_libraries()) {
       if (in_opencl_stack(path, drivers)) stack.push_back(path);
     }
-    build = build_fingerprint(stack);
+    build = build_fingerprint(stack, env);
   });
   return build;
 }
@@ -515,7 +515,7 @@ Result<std::unique_ptr<Compiler>> make_opencl_compiler(const CompilerConfig& con
                      device_string(cl, device, CL_DEVICE_VERSION) + " | driver " +
                      device_string(cl, device, CL_DRIVER_VERSION) + " | " +
                      device_string(cl, device, CL_DEVICE_OPENCL_C_VERSION) + " | build " +
-                     opencl_build();
+                     opencl_build(Env::posix());
   Target target =
       target_of(device_string(cl, device, CL_DEVICE_NAME),
                 static_cast<int>(device_value<cl_uint>(cl, device, CL_DEVICE_MAX_COMPUTE_UNITS)));
