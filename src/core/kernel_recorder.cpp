@@ -63,6 +63,9 @@ std::string KernelRecorder::line_of(const KernelRequest& request, const Compiler
       }
     }
   }
+  // The program's name is part of the key when given (the NVRTC shim gives
+  // every request one).
+  if (request.source_name) line["source_name"] = text_value(*request.source_name);
   line["source"] = text_value(request.source);
   return line.dump();
 }

@@ -22,6 +22,17 @@ first["backend"] = "no-such-backend"
 first["source"] = first["source"] + "// another\n"
 open(sys.argv[1], "a").write(json.dumps(first) + "\n")
 PY
+# The first kernel twice more: the same line again (manifests joined), and
+# recorded for another target (another key), which is this target's kernel
+# once packed for it. Neither is compiled; the repeats are counted apart.
+python3 - "$T/m.jsonl" <<'PY' || fail "could not write the repeated lines"
+import json, sys
+text = open(sys.argv[1]).readline()
+again = json.loads(text)
+again["target"]["arch"] = "gfx90a"
+again["key"] = "0123456789abcdef0123456789abcdef"
+open(sys.argv[1], "a").write(text + json.dumps(again) + "\n")
+PY
 
 mkdir -p "$T/pkg"
 pack_args=(pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg/gfx906_60.kdb"
@@ -30,7 +41,8 @@ run "${pack_args[@]}"
 expect_rc 1
 expect_contains "pack names the bad line" "skipped line 4: not valid JSON" "$ERR"
 expect_contains "pack names the kernel that failed" "failed line 5:" "$ERR"
-expect_contains "pack says what it wrote" "packed 3 kernels for gfx906_60 into $T/pkg/gfx906_60.kdb (3 compiled" "$OUT"
+expect_eq "kernels compiled, each once" 4 "$(grep -c '^pack: .* line [0-9]* \(compiled\|failed\)' <<<"$ERR")"
+expect_contains "pack says what it wrote" "packed 3 kernels for gfx906_60 into $T/pkg/gfx906_60.kdb (3 compiled, 0 already in $T/pkg/gfx906_60.kdb.pack, 2 repeating an earlier line, 1 failed, 1 lines skipped)" "$OUT"
 [[ -s "$T/pkg/gfx906_60.kdb" ]] || fail "pack wrote no package"
 # Where its time went, the parts adding up to the whole (give or take the
 # printing between them).
@@ -65,7 +77,7 @@ expect_rc 1
 
 run "${pack_args[@]}"
 expect_rc 1
-expect_contains "a second pack compiles nothing" "(0 compiled, 3 already in $T/pkg/gfx906_60.kdb.pack" "$OUT"
+expect_contains "a second pack compiles nothing" "(0 compiled, 3 already in $T/pkg/gfx906_60.kdb.pack, 2 repeating an earlier line" "$OUT"
 
 # Packed with another compiler id, the keys are not the recorded ones:
 # said once, the kernels packed all the same.

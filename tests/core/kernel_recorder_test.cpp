@@ -82,7 +82,23 @@ TEST_F(KernelRecorderTest, EachKernelIsRecordedOnceWithWhatItsCompileNeeds) {
   EXPECT_EQ(a["headers"][0]["name"], "m.h");
   EXPECT_EQ(a["headers"][0]["content"], "#define M 1\n");
   EXPECT_EQ(a["source"], first.source);
+  EXPECT_FALSE(a.contains("source_name")) << a;
   EXPECT_EQ(got[1]["source"], second.source);
+}
+
+// The program's name is part of the key (the NVRTC shim names every
+// program): a manifest without it packs kernels no program asks for.
+TEST_F(KernelRecorderTest, TheProgramsNameIsRecordedWhenGiven) {
+  auto cache = open();
+  KernelRequest named = request("kernel void n() {}");
+  named.source_name = "sub/gemm.cu";
+  ASSERT_TRUE(cache->get_or_compile(named, compiler).is_ok());
+  KernelRequest unnamed = request("kernel void n() {}");
+  ASSERT_TRUE(cache->get_or_compile(unnamed, compiler).is_ok());
+  const auto got = records();
+  ASSERT_EQ(got.size(), 2u) << read_file(manifest_);  // two names, two keys
+  EXPECT_EQ(got[0]["source_name"], "sub/gemm.cu");
+  EXPECT_FALSE(got[1].contains("source_name")) << got[1];
 }
 
 TEST_F(KernelRecorderTest, HeadersOnDiskAreRecordedAsTheKeySawThem) {

@@ -2,8 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 namespace kcache::tool {
@@ -37,7 +40,35 @@ std::optional<std::vector<std::string>> texts_of(const json& value) {
   return out;
 }
 
+// What same_kernel compares, field by field.
+auto kernel_fields(const Line& line) {
+  const KernelRequest& r = line.request;
+  return std::tie(line.backend, line.recorded.id, line.recorded.version, r.source, r.source_name,
+                  r.options, r.kernel_names, r.include_dirs);
+}
+
 }  // namespace
+
+bool same_kernel(const Line& a, const Line& b) {
+  if (kernel_fields(a) != kernel_fields(b)) return false;
+  const auto& x = a.request.headers;
+  const auto& y = b.request.headers;
+  return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const Header& h, const Header& k) {
+    return h.name == k.name && h.content == k.content;
+  });
+}
+
+std::size_t kernel_hash(const Line& line) {
+  std::size_t hash = std::hash<std::string>()(line.request.source);
+  auto mix = [&hash](std::string_view text) {
+    hash = hash * 1099511628211u ^ std::hash<std::string_view>()(text);
+  };
+  mix(line.backend);
+  mix(line.request.options);
+  for (const auto& name : line.request.kernel_names) mix(name);
+  for (const auto& header : line.request.headers) mix(header.content);
+  return hash;
+}
 
 CompilerConfig config_for(const Line& line, const CompilerConfig& given) {
   CompilerConfig config = given;
@@ -103,6 +134,11 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
     if (compiler.contains("version")) {
       line.recorded.version = text_of(compiler["version"]).value_or("");
     }
+  }
+  if (parsed.contains("source_name")) {
+    auto name = text_of(parsed["source_name"]);
+    if (!name) return bad("source_name is not a text");
+    line.request.source_name = std::move(*name);
   }
   if (parsed.contains("options")) {
     auto options = text_of(parsed["options"]);

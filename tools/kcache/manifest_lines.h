@@ -22,6 +22,15 @@ struct Line {
 // naming the line).
 Result<Line> parse_line(const std::string& text, std::size_t number);
 
+// Whether two lines ask for one kernel once packed for one target: the
+// same backend, recorded compiler and request (source and its name,
+// options, kernel names, headers, include folders), whatever target each
+// was recorded for.
+bool same_kernel(const Line& a, const Line& b);
+
+// A hash of what same_kernel compares.
+std::size_t kernel_hash(const Line& line);
+
 // The compiler config a line is compiled with: the command line's, and
 // for the command backend what its recorded identity says where the
 // command line says nothing ("<id> | <template> | <input name>", and

@@ -25,9 +25,11 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "commands.h"
 #include "compiler_flags.h"
+#include "layers/logged_compiler.h"
 #include "manifest_lines.h"
 #include "named_files.h"
 #include "pack_progress.h"
@@ -61,7 +63,10 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
   if (!compiler) {
     auto made = make_compiler(mine);
     if (!made) return made.status();
-    compiler = std::move(*made);
+    // The compile's log kept with the binary, as the drop-in layers keep
+    // it: a program under a layer served from the package sees the log
+    // (warnings) its own compile gave. Not part of the key.
+    compiler = std::make_unique<layer::LoggedCompiler>(std::move(*made));
   }
   return compiler.get();
 }
@@ -283,6 +288,13 @@ int run_pack(const PackArgs& args) {
   std::vector<std::string> problems;
   std::size_t number = 0;
   std::size_t other_backends = 0;
+  // A kernel the manifest names twice (manifests joined with `cat`, or
+  // recorded for two targets and packed for one) is packed once; each
+  // repeat is counted, not compiled again nor said "already in" the work
+  // folder. Lines that ask for one request (same_kernel) are found here;
+  // lines that come to one key otherwise, when their outcomes come in.
+  std::unordered_multimap<std::size_t, std::size_t> lines_by_hash;  // kernel_hash -> index
+  std::size_t repeats = 0;
   for (std::string_view rest = *manifest; !rest.empty();) {
     const std::size_t end = std::min(rest.find('\n'), rest.size());
     const std::string text(rest.substr(0, end));
@@ -298,6 +310,14 @@ int run_pack(const PackArgs& args) {
       ++other_backends;
       continue;
     }
+    const std::size_t hash = kernel_hash(*line);
+    const auto alike = lines_by_hash.equal_range(hash);
+    if (std::any_of(alike.first, alike.second,
+                    [&](const auto& it) { return same_kernel(lines[it.second], *line); })) {
+      ++repeats;
+      continue;
+    }
+    lines_by_hash.emplace(hash, lines.size());
     line->request.target = *target;
     lines.push_back(std::move(*line));
   }
@@ -360,6 +380,7 @@ int run_pack(const PackArgs& args) {
   std::vector<std::pair<std::string, std::vector<std::size_t>>> failed;
   std::size_t failures = 0;
   std::vector<CacheKey> packed;  // what the package holds: this manifest's kernels only
+  std::map<std::string, std::size_t> line_of_key;  // the first line packed with each key
   std::set<std::string> dbs;
   std::size_t compiled = 0;
   std::size_t reused = 0;
@@ -374,6 +395,10 @@ int run_pack(const PackArgs& args) {
       if (alike == failed.end()) alike = failed.insert(failed.end(), {outcome.message, {}});
       alike->second.push_back(line.number);
       said = "failed: " + outcome.message.substr(0, outcome.message.find('\n'));
+    } else if (auto [first, inserted] = line_of_key.try_emplace(outcome.key_hex, line.number);
+               !inserted) {
+      ++repeats;
+      said = "the same kernel as line " + std::to_string(first->second);
     } else {
       dbs.insert(outcome.db);
       if (auto key = CacheKey::from_hex(outcome.key_hex)) packed.push_back(*key);
@@ -422,6 +447,7 @@ int run_pack(const PackArgs& args) {
   std::cout << "packed " << *count << " kernels for " << db << " into " << args.output << " ("
             << compiled << " compiled, " << reused - std::min(reused, from_user) << " already in "
             << work << ", "
+            << (repeats > 0 ? std::to_string(repeats) + " repeating an earlier line, " : "")
             << (args.from_cache ? std::to_string(from_user) + " from the user cache, " : "")
             << failures << " failed, " << problems.size() << " lines skipped"
             << (args.sign.empty() ? "" : "; signed") << ")\n";

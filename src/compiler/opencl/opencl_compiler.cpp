@@ -427,6 +427,10 @@ bool in_opencl_stack(const std::string& path, const std::vector<std::string>& dr
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // kcache's own libraries make no binary: the OpenCL layer
+  // (libkcache_opencl_layer.so) is loaded in the programs it serves and
+  // not in the tool that packs their kernels, which must key them alike.
+  if (lower.starts_with("libkcache")) return false;
   // The vendors' compilers, which their drivers load themselves: Intel's
   // IGC (libigc, libigdfcl), AMD's comgr, NVIDIA's PTX JIT and NVVM.
   for (const char* part : {"opencl", "pocl", "llvm", "clang", "igc", "igdfcl", "igdrcl", "comgr",

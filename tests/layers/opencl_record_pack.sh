@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 11's workflow for a program that knows nothing of kcache (the
+# OpenCL probe, tests/layers/opencl/layer_probe.cpp): run under the layer
+# with KCACHE_RECORD, packed for the device it ran on, installed; a fresh
+# user cache then serves every kernel it can build from the package, none
+# compiled, no warning printed, and the program sees what it sees without
+# kcache (build status and log, kernels, results). The pack's keys are the
+# program's: the layer's own library is no part of the OpenCL stack's
+# identity.
+# Environment (CTest): KCACHE, KCACHE_LAYER (the .so), LAYER_PROBE.
+layer="${KCACHE_LAYER:?KCACHE_LAYER must name libkcache_opencl_layer.so}"
+probe="${LAYER_PROBE:?LAYER_PROBE must name the probe program}"
+sanitize="${KCACHE_SANITIZE:-}"
+source "$(dirname "$0")/../cli/lib.sh"
+fresh_env
+require_enabled_build
+
+# PoCL's own cache off, so that what is fast is kcache's doing.
+export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$T/pocl"
+[[ "$sanitize" == *address* ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+# PoCL's device threads trip ThreadSanitizer on their own (opencl_layer.sh).
+[[ "$sanitize" == *thread* ]] && export LAYER_PROBE_NO_RUN=1
+mkdir -p "$T/inc"
+echo '#define OFFSET 7' >"$T/inc/probe.h"
+
+# probe NAME [ENV...]: the probe with ENV, its stdout in $T/NAME.out.
+probe() {
+  local name="$1"
+  shift
+  env "$@" "$probe" "$T/inc" >"$T/$name.out" 2>"$T/$name.err"
+  RC=$?
+  OUT="$(cat "$T/$name.out")"
+  # Less the platform's compiler counting its warnings and errors, and a
+  # sanitizer's account of the leak suppressions it used.
+  ERR="$(grep -Ev ' generated\.$|^-+$|^Suppressions used:|^ +count +bytes +template$|^ +[0-9]+ +[0-9]+ ' \
+    "$T/$name.err")"
+  LAST_CMD="probe $name: $*"
+}
+
+same_as() {  # same_as BASE NAME: the runs printed the same
+  diff "$T/$1.out" "$T/$2.out" >"$T/diff" ||
+    fail "$2: the program saw something else than without kcache ($1):
+$(head -n 40 "$T/diff")"
+}
+
+count_of() {  # count_of CACHE FIELD: that cache folder's count of FIELD
+  KCACHE_CUSTOM_CACHE_DIR="$1" run stats --json
+  expect_rc 0
+  json_get "$OUT" "counts.$2"
+}
+
+probe base
+if ((RC == 125)); then skip_backend opencl "$OUT"; fi
+((RC == 0)) || fail "the probe fails without the layer"
+
+probe recorded LD_PRELOAD="$layer" KCACHE_CUSTOM_CACHE_DIR="$T/recording" \
+  KCACHE_RECORD="$T/m.jsonl"
+((RC == 0)) || fail "the probe fails under the layer while recording: $ERR"
+same_as base recorded
+compiled="$(count_of "$T/recording" compiles)"
+((compiled > 0)) || fail "the recording run compiled nothing through kcache"
+targets="$(python3 -c '
+import json, sys
+print(" ".join(sorted({"%s_%d" % (l["target"]["arch"], l["target"]["units"])
+                       for l in map(json.loads, filter(str.strip, open(sys.argv[1])))})))
+' "$T/m.jsonl")" || fail "the manifest does not parse"
+[[ -n "$targets" && "$targets" != *" "* ]] || fail "one device, one target: '$targets'"
+
+run pack --manifest "$T/m.jsonl" --target "$targets" --output "$T/pkg/$targets.kdb" --jobs 2
+expect_rc 1  # the probe's own build errors, which no package holds
+expect_contains "pack wrote the package" "packed $compiled kernels for $targets" "$OUT"
+expect_not_contains "the recorded keys came out" "have another key now" "$ERR"
+run install "$T/pkg/$targets.kdb" --prefix "$T/installed"
+expect_rc 0
+
+probe served LD_PRELOAD="$layer" KCACHE_CUSTOM_CACHE_DIR="$T/served" \
+  KCACHE_SYSTEM_DB_PATH="$T/installed/share/kcache/db"
+((RC == 0)) || fail "the probe fails under the layer with the package: $ERR"
+same_as base served
+expect_not_contains "the served run says nothing of kcache" "kcache" "$ERR"
+expect_eq "kernels served from the package" "$compiled" "$(count_of "$T/served" system_hits)"
+expect_eq "kernels compiled with the package in place" 0 "$(count_of "$T/served" compiles)"
+pass "recorded, packed for $targets, installed and served"
