@@ -1,5 +1,8 @@
 #include "core/kernel_recorder.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -66,6 +69,9 @@ std::string KernelRecorder::line_of(const KernelRequest& request, const Compiler
   // The program's name is part of the key when given (the NVRTC shim gives
   // every request one).
   if (request.source_name) line["source_name"] = text_value(*request.source_name);
+  // Where the program ran: a relative include folder, and the working
+  // folder PoCL and NVRTC search, are found from there.
+  if (char cwd[PATH_MAX]; ::getcwd(cwd, sizeof cwd) != nullptr) line["cwd"] = text_value(cwd);
   line["source"] = text_value(request.source);
   return line.dump();
 }

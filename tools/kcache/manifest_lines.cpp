@@ -135,6 +135,11 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
       line.recorded.version = text_of(compiler["version"]).value_or("");
     }
   }
+  if (parsed.contains("cwd")) {
+    auto cwd = text_of(parsed["cwd"]);
+    if (!cwd) return bad("cwd is not a text");
+    line.cwd = std::move(*cwd);
+  }
   if (parsed.contains("source_name")) {
     auto name = text_of(parsed["source_name"]);
     if (!name) return bad("source_name is not a text");

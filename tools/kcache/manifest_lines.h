@@ -15,6 +15,7 @@ struct Line {
   CompilerIdentity recorded;    // the compiler the line was recorded with
   std::string recorded_key;     // hex
   std::string recorded_target;  // Target::to_string() of the recorded target
+  std::string cwd;              // the folder the program ran in, when recorded
   KernelRequest request;
 };
 

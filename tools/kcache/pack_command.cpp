@@ -7,6 +7,7 @@
 // that tier whole, then renamed into place. A line that does not parse or
 // a kernel that fails is reported and skipped; the package still holds the
 // others and the exit status is 1.
+#include <fcntl.h>
 #include <kcache/cache.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 
 #include "commands.h"
 #include "compiler_flags.h"
+#include "env/unique_fd.h"
 #include "layers/logged_compiler.h"
 #include "manifest_lines.h"
 #include "named_files.h"
@@ -71,6 +73,44 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
   return compiler.get();
 }
 
+// Runs `work` from `folder` when one is given and is here, then goes back
+// to the folder the pack runs in: a manifest line is keyed and compiled
+// from where its program ran, so that its relative include folders, and
+// the working folder PoCL and NVRTC search, are found as the program found
+// them. Jobs are processes, each on one line at a time: the working folder
+// is the line's alone.
+template <typename Work>
+auto from_folder(const std::string& folder, Work&& work) {
+  UniqueFd here(folder.empty() ? -1 : ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const bool moved = here.get() >= 0 && ::chdir(folder.c_str()) == 0;
+  auto result = work();
+  if (moved) (void)!::fchdir(here.get());
+  return result;
+}
+
+// Lines recorded in a folder that is not here (packed on another machine)
+// are compiled from the pack's own: said once per folder, the first few.
+void note_folders_not_here(const std::vector<Line>& lines) {
+  constexpr std::size_t kNamed = 3;
+  std::map<std::string, bool> here;  // folder -> whether it is one here
+  std::vector<std::string> missing;
+  for (const Line& line : lines) {
+    if (line.cwd.empty() || here.contains(line.cwd)) continue;
+    std::error_code error;
+    here[line.cwd] = std::filesystem::is_directory(line.cwd, error);
+    if (!here[line.cwd]) missing.push_back(line.cwd);
+  }
+  for (std::size_t i = 0; i < std::min(missing.size(), kNamed); ++i) {
+    std::cerr << "kcache: note: kernels recorded in " << missing[i]
+              << ", not a folder here, are compiled from this one (their relative include "
+                 "folders are looked for here)\n";
+  }
+  if (missing.size() > kNamed) {
+    std::cerr << "kcache: note: and kernels recorded in " << missing.size() - kNamed
+              << " more folders not here\n";
+  }
+}
+
 // --from-cache: the manifest's kernels the user cache already holds, for
 // this target and toolchain, copied into the pack's cache (so they are not
 // compiled again). Returns how many; a problem is a note, never a failure:
@@ -92,7 +132,9 @@ std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerC
   for (const Line& line : lines) {
     auto compiler = compiler_for(line, config, compilers);
     if (!compiler) continue;  // the pack says why when it gets to the line
-    auto prepared = pack_cache.prepare(line.request, line.request.target, **compiler);
+    auto prepared = from_folder(line.cwd, [&] {
+      return pack_cache.prepare(line.request, line.request.target, **compiler);
+    });
     if (prepared) keys_by_db[prepared->target().db_basename()].push_back(prepared->key());
   }
   std::size_t taken = 0;
@@ -124,7 +166,8 @@ Outcome pack_one(const Line& line, Cache& cache, const CompilerConfig& config,
     return outcome;
   }
   const std::uint64_t store_failures = cache.stats().store_failures;
-  auto kernel = cache.get_or_compile(line.request, **compiler);
+  auto kernel =
+      from_folder(line.cwd, [&] { return cache.get_or_compile(line.request, **compiler); });
   if (!kernel) {
     outcome.message = kernel.status().message();
     // The compiler's log: why, which the summary shows.
@@ -332,7 +375,10 @@ int run_pack(const PackArgs& args) {
   // (no package, no recording, failures not remembered).
   const std::string work = args.work.empty() ? args.output + ".pack" : args.work;
   CacheOptions options;
-  options.cache_dir = work;
+  // Absolute: each line is compiled from its own folder (from_folder).
+  std::error_code no_path;
+  options.cache_dir = std::filesystem::absolute(work, no_path).string();
+  if (no_path) return report_failure("--work " + work + ": " + no_path.message());
   options.system_db_path = "";
   options.disable_cache = false;
   options.record_path = "";
@@ -368,6 +414,7 @@ int run_pack(const PackArgs& args) {
   }
 
   say_how_to_resume(work);
+  note_folders_not_here(lines);
   const std::size_t from_user =
       args.from_cache ? take_from_user_cache(lines, config, **cache, work) : 0;
 
