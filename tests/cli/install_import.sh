@@ -25,6 +25,18 @@ run install "$good" --prefix "$T/prefix"
 expect_rc 0
 [[ -s "$T/prefix/share/kcache/db/gfx906_60.kdb" ]] || fail "no package under the prefix"
 
+# Into a folder another user could write: in place, but the system tier
+# refuses it there, so install fails and says how to mend it.
+mkdir -p "$T/open/share/kcache/db"
+chmod 0777 "$T/open/share/kcache/db"
+run install "$good" --prefix "$T/open"
+expect_rc 1
+expect_contains "the refusal is said" "the system tier will not use $T/open/share/kcache/db/gfx906_60.kdb: another user could have written it" "$ERR"
+expect_contains "and how to mend it" "writable by its owner only (chmod go-w)" "$ERR"
+chmod 0755 "$T/open/share/kcache/db"
+run install "$good" --prefix "$T/open"
+expect_rc 0
+
 # A damaged package is refused whole; what was installed stays.
 python3 - "$good" "$T/damaged.kdb" <<'PY' || fail "could not damage a package"
 import sys
