@@ -539,8 +539,15 @@ struct Paired {
       : kernels(read_kernels(dir, set)), user(user_tier) {
     driver.load();
     driver.make_context();
+    // KCACHE_BENCH_FLOOR_OFFSET=K: each floor image K bytes into its
+    // buffer (a package's binaries lie at any offset), to see whether the
+    // driver's load minds an image's alignment.
+    const char* offset_text = std::getenv("KCACHE_BENCH_FLOOR_OFFSET");
+    floor_offset = offset_text ? static_cast<std::size_t>(std::atoi(offset_text)) : 0;
     for (const auto& k : kernels) {
-      images.push_back(read_bytes(dir / "raw" / (k.id + ".cubin")));
+      images.push_back(std::vector<std::uint8_t>(floor_offset));
+      const auto bytes = read_bytes(dir / "raw" / (k.id + ".cubin"));
+      images.back().insert(images.back().end(), bytes.begin(), bytes.end());
       symbols.push_back(read_text(dir / "raw" / (k.id + ".lowered")));
       requests.push_back(request_for(k, kcache::Target{}));
     }
@@ -552,7 +559,9 @@ struct Paired {
   }
   Driver driver;
   std::vector<Kernel> kernels;
-  std::vector<std::vector<std::uint8_t>> images;
+  std::vector<std::vector<std::uint8_t>> images;  // each floor_offset bytes in
+  std::size_t floor_offset = 0;
+  const std::uint8_t* image(std::size_t i) const { return images[i].data() + floor_offset; }
   std::vector<std::string> symbols;
   bool user;
   KcacheSetup kc;
@@ -570,7 +579,7 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
   const kcache::TierKind expected = p.user ? kcache::TierKind::kUser : kcache::TierKind::kSystem;
   auto target = p.loader->current_target();
   if (!target) die(target.status().message());
-  auto& [driver, kernels, images, symbols, user, kc, loader, requests] = p;
+  auto& [driver, kernels, images, floor_offset, symbols, user, kc, loader, requests] = p;
   auto print = [&](const char* part, std::size_t i, double us) {
     std::printf("%s %s %s %.2f\n", part, set.c_str(), kernels[i].id.c_str(), us);
   };
@@ -593,7 +602,7 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     auto start = Clock::now();
     if ((i + static_cast<std::size_t>(parity)) % 2 == 0) {
-      const Loaded floor = load(images[i].data(), symbols[i].c_str());
+      const Loaded floor = load(p.image(i), symbols[i].c_str());
       const double total_us = micros_since(start);
       print("qfloor_load", i, floor.load_us);
       print("qfloor_function", i, floor.function_us);
@@ -610,6 +619,9 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
     const Loaded kcache =
         load(cached->binary().data(), cached->lowered_name(kernels[i].names[0]).c_str());
     const double total_us = micros_since(start);
+    // Where the bytes the driver loads lie, modulo 64 (a cache line).
+    print("qkcache_align", i,
+          static_cast<double>(reinterpret_cast<std::uintptr_t>(cached->binary().data()) % 64));
     print("qkcache_key", i, key_us);
     print("qkcache_fetch", i, fetch_us);
     print("qkcache_load", i, kcache.load_us);
@@ -621,7 +633,7 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
 
 int paired(const fs::path& dir, const std::string& mode, const std::string& set, int parity) {
   Paired p(dir, set, mode == "paired_user");
-  auto& [driver, kernels, images, symbols, user, kc, loader, requests] = p;
+  auto& [driver, kernels, images, floor_offset, symbols, user, kc, loader, requests] = p;
   const std::string tier = user ? "user" : "system";
   // Page faults each role takes in its turns (read outside the timed
   // span): a first touch of a mapped page is a fault the floor's bytes,
@@ -639,7 +651,7 @@ int paired(const fs::path& dir, const std::string& mode, const std::string& set,
     if (floor) {
       void* module = nullptr;
       void* function = nullptr;
-      driver.check(driver.ModuleLoadData(&module, images[i].data()), "cuModuleLoadData");
+      driver.check(driver.ModuleLoadData(&module, p.image(i)), "cuModuleLoadData");
       driver.check(driver.ModuleGetFunction(&function, module, symbols[i].c_str()),
                    "cuModuleGetFunction");
     } else {
