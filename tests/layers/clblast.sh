@@ -6,6 +6,7 @@
 # comes from kcache. Environment (CTest): KCACHE, KCACHE_LAYER.
 layer="${KCACHE_LAYER:?KCACHE_LAYER must name libkcache_opencl_layer.so}"
 source "$(dirname "$0")/../cli/lib.sh"
+source "$(dirname "$0")/probe_lib.sh"
 fresh_env
 require_enabled_build
 export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$T/pocl"
@@ -13,11 +14,6 @@ export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$T/pocl"
 # Quick routines (a few seconds each here): level 1 and one level 2.
 routines=(xaxpy xdot xgemv)
 
-stat_of() {  # stat_of FIELD: the folder's count of FIELD
-  run stats --json
-  expect_rc 0
-  json_get "$OUT" "counts.$1"
-}
 
 # counts FILE: "passed/failed/skipped" summed over a test program's output.
 counts() {

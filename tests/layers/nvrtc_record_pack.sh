@@ -14,38 +14,23 @@ probe="${NVRTC_PROBE:?NVRTC_PROBE must name the probe program}"
 sanitize="${KCACHE_SANITIZE:-}"
 extra_path="${KCACHE_TEST_NVRTC_PATH:-}"  # read before fresh_env drops KCACHE_*
 source "$(dirname "$0")/../cli/lib.sh"
+source "$(dirname "$0")/probe_lib.sh"
 fresh_env
 require_enabled_build
 
-[[ "$sanitize" == *address* ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-mkdir -p "$T/inc"
-echo '#define OFFSET 7' >"$T/inc/probe.h"
+probe_setup "$sanitize"
 search_path="$extra_path"
 [[ -d /usr/local/cuda/lib64 ]] && search_path="/usr/local/cuda/lib64${search_path:+:$search_path}"
 
 # probe NAME [ENV...]: the probe for $soname with ENV, its stdout in
-# $T/NAME.out, its stderr in $T/NAME.err.
+# $T/NAME.out.
 probe() {
   local name="$1"
   shift
   (cd "$T" && env ${search_path:+LD_LIBRARY_PATH="$search_path"} "$@" "$probe" "$soname" "$T/inc") \
     >"$T/$name.out" 2>"$T/$name.err"
-  RC=$?
-  OUT="$(cat "$T/$name.out")"
-  ERR="$(grep -Ev '^Suppressions used:|^ +count +bytes +template$|^ +[0-9]+ +[0-9]+ ' "$T/$name.err")"
+  probe_result "$name"
   LAST_CMD="probe $soname $name: $*"
-}
-
-same_as() {  # same_as BASE NAME: the runs printed the same
-  diff "$T/$1.out" "$T/$2.out" >"$T/diff" ||
-    fail "$2: the program saw something else than without kcache ($1):
-$(head -n 40 "$T/diff")"
-}
-
-count_of() {  # count_of CACHE FIELD: that cache folder's count of FIELD
-  KCACHE_CUSTOM_CACHE_DIR="$1" run stats --json
-  expect_rc 0
-  json_get "$OUT" "counts.$2"
 }
 
 tested=()

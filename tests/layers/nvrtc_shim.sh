@@ -21,13 +21,11 @@ probe_runpath="${NVRTC_PROBE_RUNPATH:?NVRTC_PROBE_RUNPATH must name the probe wh
 sanitize="${KCACHE_SANITIZE:-}"
 extra_path="${KCACHE_TEST_NVRTC_PATH:-}"  # read before fresh_env drops KCACHE_*
 source "$(dirname "$0")/../cli/lib.sh"
+source "$(dirname "$0")/probe_lib.sh"
 fresh_env
 require_enabled_build
 
-# A sanitized probe has its runtime loaded first; the shim comes after it.
-[[ "$sanitize" == *address* ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-mkdir -p "$T/inc"
-echo '#define OFFSET 7' >"$T/inc/probe.h"
+probe_setup "$sanitize"
 
 # probe NAME [ENV...]: runs the probe for $soname with ENV, its stdout in
 # $T/NAME.out.
@@ -36,22 +34,8 @@ probe() {
   shift
   (cd "$T" && env "${base_env[@]}" "$@" "$probe" "$soname" "$T/inc" ${threads:-}) \
     >"$T/$name.out" 2>"$T/$name.err"
-  RC=$?
-  OUT="$(cat "$T/$name.out")"
-  ERR="$(grep -Ev '^Suppressions used:|^ +count +bytes +template$|^ +[0-9]+ +[0-9]+ ' "$T/$name.err")"
+  probe_result "$name"
   LAST_CMD="probe $soname $name: $*"
-}
-
-same_as() {  # same_as BASE NAME: the runs printed the same
-  diff "$T/$1.out" "$T/$2.out" >"$T/diff" ||
-    fail "under the shim ($2) the program saw something else than without it ($1):
-$(head -n 40 "$T/diff")"
-}
-
-stat_of() {  # stat_of FIELD: the folder's count of FIELD
-  run stats --json
-  expect_rc 0
-  json_get "$OUT" "counts.$1"
 }
 
 # The folders the probe's loader searches besides its own: the toolkit's,

@@ -10,43 +10,19 @@ layer="${KCACHE_LAYER:?KCACHE_LAYER must name libkcache_opencl_layer.so}"
 probe="${LAYER_PROBE:?LAYER_PROBE must name the probe program}"
 sanitize="${KCACHE_SANITIZE:-}"
 source "$(dirname "$0")/../cli/lib.sh"
+source "$(dirname "$0")/probe_lib.sh"
 fresh_env
 require_enabled_build
 
-# PoCL's own cache off, so that what is fast is kcache's doing.
-export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$T/pocl"
-# A sanitized probe has its runtime loaded first; the layer comes after it.
-[[ "$sanitize" == *address* ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-# PoCL's device threads, which run the kernels, trip ThreadSanitizer on
-# their own: under it the probe builds and queries but launches nothing.
-[[ "$sanitize" == *thread* ]] && export LAYER_PROBE_NO_RUN=1
-mkdir -p "$T/inc"
-echo '#define OFFSET 7' >"$T/inc/probe.h"
+probe_setup "$sanitize"
 
 # probe NAME [ENV...]: runs the probe with ENV, its stdout in $T/NAME.out.
 probe() {
   local name="$1"
   shift
   env "$@" "$probe" "$T/inc" >"$T/$name.out" 2>"$T/$name.err"
-  RC=$?
-  OUT="$(cat "$T/$name.out")"
-  # Less the platform's compiler counting its warnings, and a sanitizer's
-  # account of the leak suppressions it used.
-  ERR="$(grep -Ev ' generated\.$|^-+$|^Suppressions used:|^ +count +bytes +template$|^ +[0-9]+ +[0-9]+ ' \
-    "$T/$name.err")"
+  probe_result "$name"
   LAST_CMD="probe $name: $*"
-}
-
-same_as() {  # same_as BASE NAME: the runs printed the same
-  diff "$T/$1.out" "$T/$2.out" >"$T/diff" ||
-    fail "under the layer ($2) the program saw something else than without it ($1):
-$(cat "$T/diff")"
-}
-
-stat_of() {  # stat_of FIELD: the folder's count of FIELD
-  run stats --json
-  expect_rc 0
-  json_get "$OUT" "counts.$1"
 }
 
 probe base
