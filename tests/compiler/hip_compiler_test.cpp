@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -259,12 +260,37 @@ TEST_F(HipCompilerTest, TargetsAndOptionsAreChecked) {
   EXPECT_EQ(compiler->identity().backend, "hip");
   EXPECT_EQ(compiler->identity().id, "hiprtc");
   EXPECT_TRUE(compiler->identity().version.starts_with("hiprtc ")) << compiler->identity().version;
-  // The build (libamdhip64, comgr and the worker, stamped), not only
-  // hipRTC's "9.0".
+  // The build (libamdhip64 and comgr, by build-id), not only hipRTC's
+  // "9.0".
   EXPECT_NE(compiler->identity().version.find("; comgr "), std::string::npos)
       << compiler->identity().version;
   EXPECT_NE(compiler->identity().version.find("; build sha256:"), std::string::npos);
 }
+
+#ifdef KCACHE_TEST_HIP_WORKER
+// The worker is kcache's own program: which build of it runs a compile is
+// no part of the key (the protocol it speaks is), so a HIP package packed
+// by one kcache build fits another's. Until 2026-12-06 the worker's file
+// was part of the build, and every kcache build had HIP keys of its own.
+TEST_F(HipCompilerTest, AnotherBuildOfTheWorkerKeysAlike) {
+  EXPECT_NE(compiler->identity().version.find("; worker protocol 1;"), std::string::npos)
+      << compiler->identity().version;
+  TempFolder dir;
+  const std::string copy = dir / "kcache-hip-worker";
+  {
+    std::ifstream in(KCACHE_TEST_HIP_WORKER, std::ios::binary);
+    std::ofstream out(copy, std::ios::binary);
+    out << in.rdbuf() << "another build";  // other bytes, another size: still a program
+  }
+  ASSERT_EQ(::chmod(copy.c_str(), 0755), 0);
+  ScopedEnv worker("KCACHE_HIP_WORKER", copy);
+  CompilerConfig config;
+  config.backend = "hip";
+  auto other = make_compiler(config);
+  ASSERT_TRUE(other.is_ok()) << other.status().message();
+  EXPECT_EQ((*other)->identity().version, compiler->identity().version);
+}
+#endif
 
 // ROCm 5.2's comgr does not list gfx1100, and its hipRTC aborts the process
 // that asks for it. resolve_target refuses it up front; compile, called

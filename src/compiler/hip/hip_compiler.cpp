@@ -234,15 +234,18 @@ Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
     runtime->isa_names.push_back(words.front());
   }
   // hiprtcVersion says "9.0" for all of ROCm 5.2 and more: the build is
-  // the files (libamdhip64, comgr, and the worker that runs them), by their
-  // build-ids (build_parts.h).
+  // the files (libamdhip64, comgr), by their build-ids (build_parts.h).
+  // The worker that runs them is kcache's own program: what it does to a
+  // compile is its protocol's version, not its build, so a HIP package
+  // packed by one kcache build fits another's (as NVRTC's and OpenCL's,
+  // compiled in the process, never counted kcache's own files).
   std::string version = "hiprtc " + runtime->hiprtc_version;
   std::vector<std::string> files{runtime->library_path};
   if (!runtime->comgr_version.empty()) {
     version += "; comgr " + runtime->comgr_version;
     files.push_back(result.first("comgr_path").value_or(""));
   }
-  files.push_back(worker);
+  version += "; worker protocol " + std::string(hip::kHipProtocolVersion);
   version += "; build " + build_fingerprint(files, Env::posix());
   runtime->identity = {"hip", "hiprtc", std::move(version)};
   return std::shared_ptr<const HipRuntime>(runtime);

@@ -47,6 +47,9 @@
 
 namespace kcache::hip {
 
+// Part of every HIP key (the compiler identity's version): bump it when
+// the worker changes what a compile gives (an option it adds, how it calls
+// hipRTC), so that no binary of the old worker is served for the new.
 inline constexpr std::string_view kHipProtocolVersion = "1";
 inline constexpr const char* kRequestFile = "request";
 inline constexpr const char* kResultFile = "result";
