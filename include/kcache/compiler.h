@@ -140,6 +140,13 @@ class KCACHE_EXPORT Compiler {
   // a compiler run still going at CompilerConfig::timeout, kTimeout.
   [[nodiscard]] virtual Result<CompileOutput> compile(const KernelRequest& request,
                                                       const Target& target) = 0;
+
+  // The runtime library compiles go through, for a backend that loads one
+  // (nvrtc: libnvrtc; hip: libamdhip64), else empty. No part of the key
+  // (the identity names the library's build); a manifest (KCACHE_RECORD)
+  // records it, so that `kcache pack` compiles with the library the
+  // program used, wherever the program found it.
+  [[nodiscard]] virtual std::string library() const { return {}; }
 };
 
 // How to build a compiler by backend name (the CLI and the C API use this).

@@ -176,7 +176,7 @@ class Cache::Impl final : public TierEvents {
     const DbNames names{target.db_basename(), target.arch_basename(), &compiler.identity()};
     const KeyText& material_text = prepared.text_;
     const CacheKey& key = prepared.key_;
-    if (recorder_) recorder_->record(request, compiler.identity(), target, key, material_text);
+    if (recorder_) recorder_->record(request, compiler, target, key, material_text);
     if (!config_.enabled) {
       Keyed unstored{key, material_text.joined(), names.exact};
       return compile_only(request, compiler, target, &unstored);

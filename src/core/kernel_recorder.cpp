@@ -35,14 +35,19 @@ json text_value(std::string_view text) {
 KernelRecorder::KernelRecorder(std::string path, Env& env, const Logger& log)
     : path_(std::move(path)), env_(env), log_(log) {}
 
-std::string KernelRecorder::line_of(const KernelRequest& request, const CompilerIdentity& compiler,
+std::string KernelRecorder::line_of(const KernelRequest& request, const Compiler& compiler,
                                     const Target& target, const CacheKey& key,
                                     const KeyText& text) {
+  const CompilerIdentity& identity = compiler.identity();
   json line;
   line["kcache_manifest"] = 1;
   line["key"] = key.hex();
-  line["backend"] = text_value(compiler.backend);
-  line["compiler"] = {{"id", text_value(compiler.id)}, {"version", text_value(compiler.version)}};
+  line["backend"] = text_value(identity.backend);
+  line["compiler"] = {{"id", text_value(identity.id)}, {"version", text_value(identity.version)}};
+  // The library the program compiled through, wherever it found it.
+  if (const std::string library = compiler.library(); !library.empty()) {
+    line["compiler"]["library"] = text_value(library);
+  }
   line["target"] = {{"arch", text_value(target.arch)},
                     {"features", text_value(target.features)},
                     {"units", target.units}};
@@ -76,7 +81,7 @@ std::string KernelRecorder::line_of(const KernelRequest& request, const Compiler
   return line.dump();
 }
 
-void KernelRecorder::record(const KernelRequest& request, const CompilerIdentity& compiler,
+void KernelRecorder::record(const KernelRequest& request, const Compiler& compiler,
                             const Target& target, const CacheKey& key, const KeyText& text) {
   {
     std::lock_guard lock(mutex_);

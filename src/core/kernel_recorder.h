@@ -31,11 +31,11 @@ class KernelRecorder {
   KernelRecorder(std::string path, Env& env, const Logger& log);
 
   // Adds the request to the manifest unless a line has its key.
-  void record(const KernelRequest& request, const CompilerIdentity& compiler, const Target& target,
+  void record(const KernelRequest& request, const Compiler& compiler, const Target& target,
               const CacheKey& key, const KeyText& text);
 
   // The manifest line of a request (without its newline).
-  static std::string line_of(const KernelRequest& request, const CompilerIdentity& compiler,
+  static std::string line_of(const KernelRequest& request, const Compiler& compiler,
                              const Target& target, const CacheKey& key, const KeyText& text);
 
  private:

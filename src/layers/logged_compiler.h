@@ -15,6 +15,7 @@ class LoggedCompiler final : public Compiler {
  public:
   explicit LoggedCompiler(std::unique_ptr<Compiler> inner) : inner_(std::move(inner)) {}
   const CompilerIdentity& identity() const override { return inner_->identity(); }
+  std::string library() const override { return inner_->library(); }
   const CompilerInputs& inputs() const override { return inner_->inputs(); }
   Result<Target> resolve_target(const Target& requested) const override {
     return inner_->resolve_target(requested);

@@ -50,6 +50,7 @@ class KernelRecorderTest : public testing::CacheFixture {
 };
 
 TEST_F(KernelRecorderTest, EachKernelIsRecordedOnceWithWhatItsCompileNeeds) {
+  compiler.library_path = "/opt/vendor/lib/libfake.so.1";  // what it compiles through
   auto cache = open();
   KernelRequest first = request("kernel void a() {}");
   first.options = "-DN=4 -I" + dir / "inc";
@@ -74,6 +75,7 @@ TEST_F(KernelRecorderTest, EachKernelIsRecordedOnceWithWhatItsCompileNeeds) {
   EXPECT_EQ(a["backend"], "fake");
   EXPECT_EQ(a["compiler"]["id"], "fake-compiler");
   EXPECT_EQ(a["compiler"]["version"], "1.0");
+  EXPECT_EQ(a["compiler"]["library"], "/opt/vendor/lib/libfake.so.1");
   EXPECT_EQ(a["target"]["arch"], "gfx906");
   EXPECT_EQ(a["target"]["units"], 60);
   EXPECT_EQ(a["options"], first.options);
@@ -99,6 +101,7 @@ TEST_F(KernelRecorderTest, TheProgramsNameIsRecordedWhenGiven) {
   ASSERT_EQ(got.size(), 2u) << read_file(manifest_);  // two names, two keys
   EXPECT_EQ(got[0]["source_name"], "sub/gemm.cu");
   EXPECT_FALSE(got[1].contains("source_name")) << got[1];
+  EXPECT_FALSE(got[1]["compiler"].contains("library")) << got[1];  // it loads none
 }
 
 TEST_F(KernelRecorderTest, HeadersOnDiskAreRecordedAsTheKeySawThem) {

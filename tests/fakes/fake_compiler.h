@@ -21,6 +21,7 @@ class FakeCompiler final : public Compiler {
   }
 
   const CompilerIdentity& identity() const override { return identity_; }
+  std::string library() const override { return library_path; }
 
   Result<Target> resolve_target(const Target& requested) const override {
     if (requested.empty()) return Target{"fake_arch", "", 4};
@@ -87,6 +88,8 @@ class FakeCompiler final : public Compiler {
   std::atomic<int> compiles{0};  // compiles started
   std::chrono::milliseconds delay{0};
   std::size_t binary_size = 0;
+  // What library() says (empty: none, as a backend that loads no library).
+  std::string library_path;
   // A held compile went on without open_gate(), after kGateLimit.
   std::atomic<bool> gate_expired{false};
 

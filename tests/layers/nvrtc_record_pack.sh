@@ -60,11 +60,14 @@ print(" ".join(sorted({json.loads(l)["target"]["arch"] for l in open(sys.argv[1]
 ' "$T/$soname.jsonl")" || fail "the manifest does not parse"
   expect_eq "the targets the program asked for" "compute_80 sm_80" "$recorded_targets"
 
-  # Packed for each, with that NVRTC (found where the program found it: an
-  # NVRTC unpacked outside the loader's folders finds its builtins only on
-  # the loader's path); installed.
+  expect_contains "the manifest names the NVRTC the program used" \
+    "\"library\":\"$(readlink -f "$real_lib")\"" "$(cat "$T/$soname.jsonl")"
+
+  # Packed for each, with no --nvrtc-library: the NVRTC the manifest names,
+  # not the one pack would find (an NVRTC unpacked outside the loader's
+  # folders finds its builtins only on the loader's path); installed.
   for target in $recorded_targets; do
-    LD_LIBRARY_PATH="$search_path" run pack --manifest "$T/$soname.jsonl" --backend nvrtc --nvrtc-library "$real_lib" \
+    LD_LIBRARY_PATH="$search_path" run pack --manifest "$T/$soname.jsonl" --backend nvrtc \
       --target "$target" --output "$T/pkg-$soname/$target.kdb" --jobs 2
     expect_rc 1  # the probe's own compile errors, which no package holds
     expect_contains "pack wrote the package" "packed " "$OUT"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <tuple>
@@ -73,6 +74,14 @@ std::size_t kernel_hash(const Line& line) {
 CompilerConfig config_for(const Line& line, const CompilerConfig& given) {
   CompilerConfig config = given;
   config.backend = line.backend;
+  std::string* library = line.backend == "nvrtc" ? &config.nvrtc_library
+                         : line.backend == "hip" ? &config.hip_library
+                                                 : nullptr;
+  std::error_code error;
+  if (library != nullptr && library->empty() && !line.recorded_library.empty() &&
+      std::filesystem::is_regular_file(line.recorded_library, error)) {
+    *library = line.recorded_library;
+  }
   if (line.backend != "command") return config;
   const std::string& id = line.recorded.id;
   const std::size_t first = id.find(" | ");
@@ -133,6 +142,9 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
     if (compiler.contains("id")) line.recorded.id = text_of(compiler["id"]).value_or("");
     if (compiler.contains("version")) {
       line.recorded.version = text_of(compiler["version"]).value_or("");
+    }
+    if (compiler.contains("library")) {
+      line.recorded_library = text_of(compiler["library"]).value_or("");
     }
   }
   if (parsed.contains("cwd")) {

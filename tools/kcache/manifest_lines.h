@@ -12,10 +12,11 @@ namespace kcache::tool {
 struct Line {
   std::size_t number = 0;  // in the manifest, from 1
   std::string backend;
-  CompilerIdentity recorded;    // the compiler the line was recorded with
-  std::string recorded_key;     // hex
-  std::string recorded_target;  // Target::to_string() of the recorded target
-  std::string cwd;              // the folder the program ran in, when recorded
+  CompilerIdentity recorded;     // the compiler the line was recorded with
+  std::string recorded_library;  // the runtime library it compiled through, if recorded
+  std::string recorded_key;      // hex
+  std::string recorded_target;   // Target::to_string() of the recorded target
+  std::string cwd;               // the folder the program ran in, when recorded
   KernelRequest request;
 };
 
@@ -33,9 +34,11 @@ bool same_kernel(const Line& a, const Line& b);
 std::size_t kernel_hash(const Line& line);
 
 // The compiler config a line is compiled with: the command line's, and
-// for the command backend what its recorded identity says where the
-// command line says nothing ("<id> | <template> | <input name>", and
-// "id:<compiler id>" as version), so that the keys come out as recorded.
+// what the line recorded where the command line says nothing: for nvrtc
+// and hip the library the program compiled through, when that file is
+// here; for the command backend what its recorded identity says
+// ("<id> | <template> | <input name>", and "id:<compiler id>" as
+// version). So the keys come out as recorded.
 CompilerConfig config_for(const Line& line, const CompilerConfig& given);
 
 // A name for a config: lines whose configs have one name share a compiler.

@@ -277,6 +277,7 @@ class HipCompiler final : public Compiler {
   }
 
   const CompilerIdentity& identity() const override { return runtime_->identity; }
+  std::string library() const override { return runtime_->library_path; }
 
   const CompilerInputs& inputs() const override { return inputs_; }
 

@@ -176,6 +176,7 @@ class NvrtcCompiler final : public Compiler {
         inputs_(std::move(inputs)) {}
 
   const CompilerIdentity& identity() const override { return identity_; }
+  std::string library() const override { return library_path_; }
 
   const CompilerInputs& inputs() const override { return inputs_; }
 
