@@ -358,7 +358,8 @@ TEST_F(HipCrashingWorkerTest, ACrashIsACompileErrorAndLeavesNothingBehind) {
   config.backend = "hip";
   auto compiler = make_compiler(config);
   ASSERT_TRUE(compiler.is_ok()) << compiler.status().message() << compiler.status().details();
-  EXPECT_TRUE((*compiler)->identity().version.starts_with("hiprtc 9.0; worker protocol 1; build sha256:"))
+  EXPECT_TRUE(
+      (*compiler)->identity().version.starts_with("hiprtc 9.0; worker protocol 1; build sha256:"))
       << (*compiler)->identity().version;
   EXPECT_EQ((*compiler)->resolve_target(*Target::parse("gfx90a")).status().code(),
             StatusCode::kUnavailable);  // the fake lists gfx906 only
