@@ -25,12 +25,7 @@ search_path="$extra_path"
 # probe NAME [ENV...]: the probe for $soname with ENV, its stdout in
 # $T/NAME.out.
 probe() {
-  local name="$1"
-  shift
-  (cd "$T" && env ${search_path:+LD_LIBRARY_PATH="$search_path"} "$@" "$probe" "$soname" "$T/inc") \
-    >"$T/$name.out" 2>"$T/$name.err"
-  probe_result "$name"
-  LAST_CMD="probe $soname $name: $*"
+  run_probe "$1" env ${search_path:+LD_LIBRARY_PATH="$search_path"} "${@:2}" "$probe" "$soname" "$T/inc"
 }
 
 tested=()

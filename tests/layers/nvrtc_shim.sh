@@ -29,14 +29,7 @@ probe_setup "$sanitize"
 
 # probe NAME [ENV...]: runs the probe for $soname with ENV, its stdout in
 # $T/NAME.out.
-probe() {
-  local name="$1"
-  shift
-  (cd "$T" && env "${base_env[@]}" "$@" "$probe" "$soname" "$T/inc" ${threads:-}) \
-    >"$T/$name.out" 2>"$T/$name.err"
-  probe_result "$name"
-  LAST_CMD="probe $soname $name: $*"
-}
+probe() { run_probe "$1" env "${base_env[@]}" "${@:2}" "$probe" "$soname" "$T/inc" ${threads:-}; }
 
 # The folders the probe's loader searches besides its own: the toolkit's,
 # then the test's own real libraries.

@@ -17,13 +17,7 @@ require_enabled_build
 probe_setup "$sanitize"
 
 # probe NAME [ENV...]: runs the probe with ENV, its stdout in $T/NAME.out.
-probe() {
-  local name="$1"
-  shift
-  env "$@" "$probe" "$T/inc" >"$T/$name.out" 2>"$T/$name.err"
-  probe_result "$name"
-  LAST_CMD="probe $name: $*"
-}
+probe() { run_probe "$1" env "${@:2}" "$probe" "$T/inc"; }
 
 probe base
 if ((RC == 125)); then skip_backend opencl "$OUT"; fi

@@ -10,9 +10,9 @@
 #                    threads trip it on their own: the probes then build and
 #                    query only), and $T/inc/probe.h, which the probes
 #                    include through -I
-# probe_result NAME  after a probe run whose stdout went to $T/NAME.out and
-#                    stderr to $T/NAME.err: sets RC (the run's status, so
-#                    call it first), OUT, and ERR less the platform
+# run_probe NAME COMMAND...  runs COMMAND (a probe, with its environment)
+#                    from $T, its stdout in $T/NAME.out and stderr in
+#                    $T/NAME.err; sets RC, OUT, and ERR less the platform
 #                    compiler's count of its warnings and a sanitizer's
 #                    account of the leak suppressions it used
 # same_as BASE NAME  fails unless the two runs printed the same
@@ -27,11 +27,15 @@ probe_setup() {
   echo '#define OFFSET 7' >"$T/inc/probe.h"
 }
 
-probe_result() {
+run_probe() {
+  local name="$1"
+  shift
+  (cd "$T" && "$@") >"$T/$name.out" 2>"$T/$name.err"
   RC=$?
-  OUT="$(cat "$T/$1.out")"
+  OUT="$(cat "$T/$name.out")"
   ERR="$(grep -Ev ' generated\.$|^-+$|^Suppressions used:|^ +count +bytes +template$|^ +[0-9]+ +[0-9]+ ' \
-    "$T/$1.err")"
+    "$T/$name.err")"
+  LAST_CMD="probe $name: $*"
 }
 
 same_as() {
