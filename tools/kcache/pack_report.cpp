@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <map>
+#include <set>
 #include <system_error>
 
 namespace kcache::tool {
@@ -46,13 +46,12 @@ void report_skipped(const std::vector<std::string>& problems) {
 
 void note_folders_not_here(const std::vector<Line>& lines) {
   constexpr std::size_t kNamed = 3;
-  std::map<std::string, bool> here;  // folder -> whether it is one here
+  std::set<std::string> looked_at;
   std::vector<std::string> missing;
   for (const Line& line : lines) {
-    if (line.cwd.empty() || here.contains(line.cwd)) continue;
+    if (line.cwd.empty() || !looked_at.insert(line.cwd).second) continue;
     std::error_code error;
-    here[line.cwd] = std::filesystem::is_directory(line.cwd, error);
-    if (!here[line.cwd]) missing.push_back(line.cwd);
+    if (!std::filesystem::is_directory(line.cwd, error)) missing.push_back(line.cwd);
   }
   for (std::size_t i = 0; i < std::min(missing.size(), kNamed); ++i) {
     std::cerr << "kcache: note: kernels recorded in " << missing[i]
