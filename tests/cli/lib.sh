@@ -48,9 +48,16 @@ skip() {
   exit 125
 }
 
+# pass [WHAT]: the scenario's end, all of it passed (exits 0). A check in
+# the middle that says what passed is `checked WHAT`, never `pass`: the
+# lines after a pass would never run.
 pass() {
   echo "PASS [cli.${TEST_NAME}]${1:+: $1}"
   exit 0
+}
+
+checked() {
+  echo "ok [cli.${TEST_NAME}]: $*"
 }
 
 # expect_eq WHAT EXPECTED SEEN

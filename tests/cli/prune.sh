@@ -52,7 +52,7 @@ run list
 expect_contains "prune --max-size 1 leaves nothing" "0 entries" "$OUT"
 after="$(cache_bytes)"
 ((after < before / 4)) || fail "prune --max-size 1: $before bytes before, $after after"
-pass "prune --max-size 1 gave the space back ($before -> $after bytes)"
+checked "prune --max-size 1 gave the space back ($before -> $after bytes)"
 
 # Bad limits are usage errors that name the option.
 for bad in "--max-size abc" "--max-size -5" "--max-size 1Q" "--max-entries 1.5" \
@@ -84,7 +84,7 @@ for i in $(seq 10 29); do
   size="$(cache_bytes)"
   ((size <= limit)) || fail "after compile $i the cache holds $size bytes, past KCACHE_MAX_SIZE=100K"
 done
-pass "20 compiles of 20 KiB kernels kept the cache within 100 KiB"
+checked "20 compiles of 20 KiB kernels kept the cache within 100 KiB"
 KCACHE_MAX_SIZE=100K compile_ok --source src/k29.cl
 expect_eq "the newest kernel stays" user "$TIER"
 run verify
@@ -104,3 +104,4 @@ expect_eq "prune --max-age 1s: none is left" 0 "$(json_get "$OUT" entries_after)
 KCACHE_DISABLE_CACHE=1 run prune
 expect_rc 1
 expect_contains "prune with the cache off" "disabled" "$ERR"
+pass

@@ -80,12 +80,13 @@ expect_rc 2
 run extract "${add_key:0:8}" -o out/add.bin
 expect_rc 0
 cmp -s out/add.bin src/add.cl || fail "extract wrote other bytes than the binary"
-pass "extract writes the binary"
+checked "extract writes the binary"
 ln -s "$T/elsewhere" out/link.bin
 run extract "${add_key:0:8}" -o out/link.bin
 expect_rc 1
 [[ ! -e "$T/elsewhere" ]] || fail "extract wrote through a symbolic link"
-pass "extract does not write through a link"
+checked "extract does not write through a link"
 KCACHE_DISABLE_CACHE=1 run show "${add_key:0:8}"
 expect_rc 1
 expect_contains "show with the cache off" "disabled" "$ERR"
+pass
