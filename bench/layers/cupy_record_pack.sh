@@ -51,11 +51,9 @@ done
 for ((i = 0; i < runs; i++)); do
   seconds python3 "$script"
   echo "$took" >>"$work/nvrtc.times"
-  # The user cache's folder made, so that the process counts into it
-  # (counting never makes the folder, design.md §8, and a process served
-  # by packages alone stores nothing).
+  # A fresh user cache: the process's first hit from a package makes its
+  # folder, so that it counts there (design.md §8).
   rm -rf "$work/served"
-  mkdir -p "$work/served/$("$kcache" --version | awk '{print $2}')"
   seconds env KCACHE_CUSTOM_CACHE_DIR="$work/served" \
     KCACHE_SYSTEM_DB_PATH="$work/installed/share/kcache/db" "$kcache" run -- python3 "$script"
   echo "$took" >>"$work/served.times"

@@ -456,6 +456,17 @@ class Cache::Impl final : public TierEvents {
   }
   std::string stats_path() const { return config_.user_dir + "/kcache.stats"; }
 
+  // The first hit of a process not counting into its folder yet. A hit
+  // from the home tier means the folder exists; a hit from a package makes
+  // it, as a store would (its trust judged, said once when refused), so
+  // that `kcache stats` counts a process served by packages alone.
+  void share_stats_from_hit(Tier& tier) {
+    Tier* home = tiers_.home();
+    if (home == nullptr) return;
+    if (&tier != home && !home->ready_to_store().is_ok()) return;
+    share_stats(/*create=*/true);
+  }
+
   bool was_rejected(const CacheKey& key) const {
     std::lock_guard lock(rejected_mutex_);
     return rejected_.contains(key);
@@ -504,9 +515,7 @@ class Cache::Impl final : public TierEvents {
                                 " tier was stored without a warmup; rebuilding it warmed");
         continue;
       }
-      if (&tier == tiers_.home() && !stats_.shared() && !share_tried_.exchange(true)) {
-        share_stats(/*create=*/true);  // the folder exists now
-      }
+      if (!stats_.shared() && !share_tried_.exchange(true)) share_stats_from_hit(tier);
       stats_.add(slot.hits);
       stats_.add(Stat::kBytesServed, entry.payload_size);
       if (auto micros = compile_micros_of(entry.metadata)) {

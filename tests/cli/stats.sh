@@ -60,7 +60,7 @@ for line in lines[:-1]:
         assert m, line
         assert m.group(1) in typed, "untyped sample " + line
 PY
-pass "stats --prometheus is well-formed"
+checked "stats --prometheus is well-formed"
 expect_contains "prometheus: requests" "kcache_requests_total{cache_dir=\"$T/cache/" "$OUT"
 expect_contains "prometheus: entries gauge" "# TYPE kcache_entries gauge" "$OUT"
 
@@ -79,3 +79,22 @@ expect_rc 2
 KCACHE_DISABLE_CACHE=1 run stats
 expect_rc 1
 expect_contains "stats with the cache off" "disabled" "$ERR"
+
+# A process served by packages alone is counted too: its first hit makes
+# the user cache's folder, as a store would (design.md §8).
+mkdir -p "$T/export"
+run export --output "$T/export"
+expect_rc 0
+cp "$T/export/"*.kdb "$T/sys/"
+rm -rf "$T/cache"
+compile_ok --source src/add.cl
+expect_eq "a kernel of the installed package: tier" system "$TIER"
+compile_ok --source src/mul.cl
+expect_eq "the other kernel of the package: tier" system "$TIER"
+run stats --json
+expect_rc 0
+expect_eq "stats after system hits alone: counted" true "$(json_get "$OUT" counted)"
+expect_eq "stats after system hits alone: system hits" 2 "$(json_get "$OUT" counts.system_hits)"
+expect_eq "stats after system hits alone: compiles" 0 "$(json_get "$OUT" counts.compiles)"
+expect_eq "stats after system hits alone: entries (none stored)" 0 "$(json_get "$OUT" entries)"
+pass
