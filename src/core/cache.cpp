@@ -458,12 +458,16 @@ class Cache::Impl final : public TierEvents {
 
   // The first hit of a process not counting into its folder yet. A hit
   // from the home tier means the folder exists; a hit from a package makes
-  // it, as a store would (its trust judged, said once when refused), so
-  // that `kcache stats` counts a process served by packages alone.
+  // it, as a store would, so that `kcache stats` counts a process served
+  // by packages alone. Not where another user could write: a hit makes no
+  // folder there, and says nothing (a store would say why it is refused).
   void share_stats_from_hit(Tier& tier) {
     Tier* home = tiers_.home();
     if (home == nullptr) return;
-    if (&tier != home && !home->ready_to_store().is_ok()) return;
+    if (&tier != home) {
+      if (!config_.shared_cache && untrusted_folder_reason(config_.user_dir, env_)) return;
+      if (!home->ready_to_store().is_ok()) return;
+    }
     share_stats(/*create=*/true);
   }
 

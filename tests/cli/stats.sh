@@ -97,4 +97,13 @@ expect_eq "stats after system hits alone: counted" true "$(json_get "$OUT" count
 expect_eq "stats after system hits alone: system hits" 2 "$(json_get "$OUT" counts.system_hits)"
 expect_eq "stats after system hits alone: compiles" 0 "$(json_get "$OUT" counts.compiles)"
 expect_eq "stats after system hits alone: entries (none stored)" 0 "$(json_get "$OUT" entries)"
+
+# Not where another user could write: a hit makes no folder there, and
+# says nothing (a store would say why the folder is refused).
+mkdir -p "$T/open"
+chmod 777 "$T/open"
+KCACHE_CUSTOM_CACHE_DIR="$T/open/cache" compile_ok --source src/add.cl
+expect_eq "a package's kernel, the user cache in a folder others can write: tier" system "$TIER"
+[[ ! -e "$T/open/cache" ]] || fail "a system hit made a user cache folder where others can write"
+expect_not_contains "a system hit with an untrusted user cache folder: stderr" "Warning" "$ERR"
 pass
