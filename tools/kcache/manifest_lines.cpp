@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace kcache::tool {
@@ -69,6 +70,40 @@ std::size_t kernel_hash(const Line& line) {
   for (const auto& name : line.request.kernel_names) mix(name);
   for (const auto& header : line.request.headers) mix(header.content);
   return hash;
+}
+
+ManifestLines read_lines(std::string_view manifest, const std::string& backend,
+                         const Target& target) {
+  ManifestLines out;
+  std::unordered_multimap<std::size_t, std::size_t> lines_by_hash;  // kernel_hash -> index
+  std::size_t number = 0;
+  for (std::string_view rest = manifest; !rest.empty();) {
+    const std::size_t end = std::min(rest.find('\n'), rest.size());
+    const std::string text(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+    ++number;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank
+    auto line = parse_line(text, number);
+    if (!line) {
+      out.problems.push_back(line.status().message());
+      continue;
+    }
+    if (!backend.empty() && line->backend != backend) {
+      ++out.other_backends;
+      continue;
+    }
+    const std::size_t hash = kernel_hash(*line);
+    const auto alike = lines_by_hash.equal_range(hash);
+    if (std::any_of(alike.first, alike.second,
+                    [&](const auto& it) { return same_kernel(out.lines[it.second], *line); })) {
+      ++out.repeats;
+      continue;
+    }
+    lines_by_hash.emplace(hash, out.lines.size());
+    line->request.target = target;
+    out.lines.push_back(std::move(*line));
+  }
+  return out;
 }
 
 CompilerConfig config_for(const Line& line, const CompilerConfig& given) {

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace kcache::tool {
 
@@ -23,6 +25,21 @@ struct Line {
 // The request of one manifest line, or why it is not one (kInvalidArgument
 // naming the line).
 Result<Line> parse_line(const std::string& text, std::size_t number);
+
+// A manifest's lines to pack, in order.
+struct ManifestLines {
+  std::vector<Line> lines;            // each kernel once, its request's target set
+  std::vector<std::string> problems;  // lines that do not parse, each naming its number
+  std::size_t other_backends = 0;     // lines of another backend, left out
+  std::size_t repeats = 0;            // lines asking for a kernel an earlier line asks for
+};
+
+// The lines of `manifest` (blank lines passed over), of `backend` alone
+// when it is not empty, for `target`. A kernel the manifest names twice
+// (manifests joined with `cat`, or recorded for two targets and packed for
+// one: same_kernel) is kept once and its repeats counted.
+ManifestLines read_lines(std::string_view manifest, const std::string& backend,
+                         const Target& target);
 
 // Whether two lines ask for one kernel once packed for one target: the
 // same backend, recorded compiler and request (source and its name,

@@ -13,20 +13,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <mutex>
-#include <optional>
-#include <set>
 #include <thread>
-#include <unordered_map>
 
 #include "commands.h"
 #include "compiler_flags.h"
@@ -36,6 +30,7 @@
 #include "named_files.h"
 #include "pack_progress.h"
 #include "pack_report.h"
+#include "pack_tally.h"
 #include "pack_workers.h"
 
 namespace kcache::tool {
@@ -263,48 +258,14 @@ int run_pack(const PackArgs& args) {
   // The package's path is the parent's to check (a worker writes none).
   if (int bad = args.worker ? 0 : check_package_path(args.output); bad != 0) return bad;
 
-  std::vector<Line> lines;
-  std::vector<std::string> problems;
-  std::size_t number = 0;
-  std::size_t other_backends = 0;
-  // A kernel the manifest names twice (manifests joined with `cat`, or
-  // recorded for two targets and packed for one) is packed once; each
-  // repeat is counted, not compiled again nor said "already in" the work
-  // folder. Lines that ask for one request (same_kernel) are found here;
-  // lines that come to one key otherwise, when their outcomes come in.
-  std::unordered_multimap<std::size_t, std::size_t> lines_by_hash;  // kernel_hash -> index
-  std::size_t repeats = 0;
-  for (std::string_view rest = *manifest; !rest.empty();) {
-    const std::size_t end = std::min(rest.find('\n'), rest.size());
-    const std::string text(rest.substr(0, end));
-    rest.remove_prefix(std::min(end + 1, rest.size()));
-    ++number;
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank
-    auto line = parse_line(text, number);
-    if (!line) {
-      problems.push_back(line.status().message());
-      continue;
-    }
-    if (!args.backend.empty() && line->backend != args.backend) {
-      ++other_backends;
-      continue;
-    }
-    const std::size_t hash = kernel_hash(*line);
-    const auto alike = lines_by_hash.equal_range(hash);
-    if (std::any_of(alike.first, alike.second,
-                    [&](const auto& it) { return same_kernel(lines[it.second], *line); })) {
-      ++repeats;
-      continue;
-    }
-    lines_by_hash.emplace(hash, lines.size());
-    line->request.target = *target;
-    lines.push_back(std::move(*line));
-  }
+  ManifestLines read = read_lines(*manifest, args.backend, *target);
   std::string().swap(*manifest);  // the lines hold what is needed
+  std::vector<Line>& lines = read.lines;
+  const std::vector<std::string>& problems = read.problems;
   if (lines.empty()) {
     report_skipped(problems);
     return report_failure("--manifest " + args.manifest + " holds no kernel to pack" +
-                          (other_backends ? " for backend " + args.backend : ""));
+                          (read.other_backends ? " for backend " + args.backend : ""));
   }
 
   // The pack's own cache: its user tier in the work folder, nothing else
@@ -359,37 +320,12 @@ int run_pack(const PackArgs& args) {
   Progress progress(lines.size());
   const auto compiling = std::chrono::steady_clock::now();
   double first_done = -1;  // seconds from the first compile's start to its end
-  // Each failure's message (its log included) and the lines that met it.
-  std::vector<std::pair<std::string, std::vector<std::size_t>>> failed;
-  std::size_t failures = 0;
-  std::vector<CacheKey> packed;  // what the package holds: this manifest's kernels only
-  std::map<std::string, std::size_t> line_of_key;  // the first line packed with each key
-  std::set<std::string> dbs;
-  std::size_t compiled = 0;
-  std::size_t reused = 0;
-  std::size_t keyed_anew = 0;  // recorded for this target, yet another key now
+  // Repeats found when their outcomes come in (lines alike otherwise than
+  // same_kernel finds, that came to one key) join those found in reading.
+  PackTally tally(read.repeats);
   auto record = [&](const Outcome& outcome) {
     const Line& line = lines[outcome.index];
-    std::string said;
-    if (outcome.kind == Outcome::Kind::kFailed) {
-      ++failures;
-      auto alike = std::find_if(failed.begin(), failed.end(),
-                                [&](const auto& f) { return f.first == outcome.message; });
-      if (alike == failed.end()) alike = failed.insert(failed.end(), {outcome.message, {}});
-      alike->second.push_back(line.number);
-      said = "failed: " + outcome.message.substr(0, outcome.message.find('\n'));
-    } else if (auto [first, inserted] = line_of_key.try_emplace(outcome.key_hex, line.number);
-               !inserted) {
-      ++repeats;
-      said = "the same kernel as line " + std::to_string(first->second);
-    } else {
-      dbs.insert(outcome.db);
-      if (auto key = CacheKey::from_hex(outcome.key_hex)) packed.push_back(*key);
-      keyed_anew += outcome.keyed_anew ? 1 : 0;
-      const bool was_compiled = outcome.kind == Outcome::Kind::kCompiled;
-      (was_compiled ? compiled : reused) += 1;
-      said = was_compiled ? "compiled" : "already packed";
-    }
+    std::string said = tally.record(outcome, line);
     if (first_done < 0) first_done = seconds_since(compiling);
     progress.done(line, said);
   };
@@ -408,31 +344,32 @@ int run_pack(const PackArgs& args) {
   }
 
   const double compile_seconds = seconds_since(compiling);
-  int status = problems.empty() && failed.empty() ? 0 : 1;
+  int status = problems.empty() && tally.failed.empty() ? 0 : 1;
   report_skipped(problems);
-  for (auto& [message, numbers] : failed) {
+  for (auto& [message, numbers] : tally.failed) {
     std::sort(numbers.begin(), numbers.end());  // jobs finish out of order
     report_failed(numbers, message);
   }
-  if (dbs.empty()) return report_failure("no kernel could be packed; no package written");
-  if (dbs.size() > 1) {
-    return report_failure("the kernels went to " + std::to_string(dbs.size()) +
+  if (tally.dbs.empty()) return report_failure("no kernel could be packed; no package written");
+  if (tally.dbs.size() > 1) {
+    return report_failure("the kernels went to " + std::to_string(tally.dbs.size()) +
                           " databases (one target per package); nothing written");
   }
-  const std::string db = *dbs.begin();
+  const std::string db = *tally.dbs.begin();
   ExportOptions export_options;
   export_options.signing_key = args.sign;
-  export_options.keys = std::move(packed);
+  export_options.keys = std::move(tally.packed);
   const auto writing = std::chrono::steady_clock::now();
   auto count = (*cache)->export_db(db, args.output, export_options);
   if (!count) return report_failure("writing " + args.output + ": " + count.status().message());
   const double write_seconds = seconds_since(writing);
   std::cout << "packed " << *count << " kernels for " << db << " into " << args.output << " ("
-            << compiled << " compiled, " << reused - std::min(reused, from_user) << " already in "
-            << work << ", "
-            << (repeats > 0 ? std::to_string(repeats) + " repeating an earlier line, " : "")
+            << tally.compiled << " compiled, " << tally.reused - std::min(tally.reused, from_user)
+            << " already in " << work << ", "
+            << (tally.repeats > 0 ? std::to_string(tally.repeats) + " repeating an earlier line, "
+                                  : "")
             << (args.from_cache ? std::to_string(from_user) + " from the user cache, " : "")
-            << failures << " failed, " << problems.size() << " lines skipped"
+            << tally.failures << " failed, " << problems.size() << " lines skipped"
             << (args.sign.empty() ? "" : "; signed") << ")\n";
   // Where the time went: what no job count shortens (reading the manifest,
   // the workers' start, writing the package) beside the compiles.
@@ -443,8 +380,8 @@ int run_pack(const PackArgs& args) {
                 seconds_since(began), std::chrono::duration<double>(compiling - began).count(),
                 compile_seconds, std::max(first_done, 0.0), write_seconds);
   std::cout << took;
-  if (keyed_anew > 0) {
-    std::cerr << "kcache: note: " << keyed_anew
+  if (tally.keyed_anew > 0) {
+    std::cerr << "kcache: note: " << tally.keyed_anew
               << " kernels recorded for this target have another key now (the compiler, a "
                  "header or a setting changed since they were recorded): the package serves "
                  "the requests of the toolchain it was packed with\n";
