@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   {
     kcache_compiler* failing = NULL;
     kcache_kernel* kernel = NULL;
-    if (kcache_compiler_create("command", "false {in} {out}", "test-false", &failing, &error) != 0) {
+    if (kcache_compiler_create("command", "false {in} {out}", "test-false", &failing, &error) !=
+        0) {
       fprintf(stderr, "c_consumer: kcache_compiler_create(false): %s\n", error ? error : "?");
       kcache_string_free(error);
       error = NULL;
