@@ -442,11 +442,18 @@ class Cache::Impl final : public TierEvents {
  private:
   Tier* require_user() const { return tiers_.home(); }
 
-  // The folder's stats file (core/stats_file.h), shared from now on; made
-  // when `create` (the folder exists). Not in a folder another user could
-  // write (the user tier refuses it too), unless it is shared on purpose.
+  // Whether counts may be shared in the folder's stats file: not in a
+  // folder another user could write (the user tier refuses it too), unless
+  // it is shared on purpose.
+  bool may_share_stats() const {
+    return config_.shared_cache || !untrusted_folder_reason(config_.user_dir, env_);
+  }
   void share_stats(bool create) {
-    if (!config_.shared_cache && untrusted_folder_reason(config_.user_dir, env_)) return;
+    if (may_share_stats()) open_shared_stats(create);
+  }
+  // The folder's stats file (core/stats_file.h), shared from now on; made
+  // when `create` (the folder exists).
+  void open_shared_stats(bool create) {
     auto file = StatsFile::open(env_, stats_path(), create, config_.shared_cache ? 0666 : 0600);
     if (file) {
       stats_.share(std::move(*file));
@@ -463,12 +470,9 @@ class Cache::Impl final : public TierEvents {
   // folder there, and says nothing (a store would say why it is refused).
   void share_stats_from_hit(Tier& tier) {
     Tier* home = tiers_.home();
-    if (home == nullptr) return;
-    if (&tier != home) {
-      if (!config_.shared_cache && untrusted_folder_reason(config_.user_dir, env_)) return;
-      if (!home->ready_to_store().is_ok()) return;
-    }
-    share_stats(/*create=*/true);
+    if (home == nullptr || !may_share_stats()) return;
+    if (&tier != home && !home->ready_to_store().is_ok()) return;
+    open_shared_stats(/*create=*/true);
   }
 
   bool was_rejected(const CacheKey& key) const {
@@ -519,7 +523,12 @@ class Cache::Impl final : public TierEvents {
                                 " tier was stored without a warmup; rebuilding it warmed");
         continue;
       }
-      if (!stats_.shared() && !share_tried_.exchange(true)) share_stats_from_hit(tier);
+      // Read before the exchange: a process that never shares (no home,
+      // an untrusted folder) writes nothing on its hits' path.
+      if (!stats_.shared() && !share_tried_.load(std::memory_order_relaxed) &&
+          !share_tried_.exchange(true)) {
+        share_stats_from_hit(tier);
+      }
       stats_.add(slot.hits);
       stats_.add(Stat::kBytesServed, entry.payload_size);
       if (auto micros = compile_micros_of(entry.metadata)) {
