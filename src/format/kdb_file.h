@@ -23,6 +23,7 @@
 #include "base/field_text.h"
 #include "base/hash.h"
 #include "env/env.h"
+#include "format/key_buckets.h"
 
 namespace kcache {
 
@@ -102,6 +103,7 @@ class KdbReader {
   std::uint64_t entries_end_ = 0;  // where the index begins
   std::shared_ptr<const FileMapping> mapping_;
   std::vector<KdbSlot> slots_;  // sorted by key
+  KeyBuckets buckets_;          // of slots_
   Fields metadata_;
   bool signed_ = false;
   std::array<std::uint8_t, kKdbHeaderSize> header_{};

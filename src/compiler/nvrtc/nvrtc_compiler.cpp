@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -149,7 +150,7 @@ std::optional<CudaArch> parse_cuda_arch(std::string_view arch) {
   if (digits == 0 || digits > 4) return std::nullopt;
   std::string_view suffix = arch.substr(digits);
   if (!suffix.empty() && suffix != "a" && suffix != "f") return std::nullopt;
-  parsed.number = std::stoi(std::string(arch.substr(0, digits)));
+  std::from_chars(arch.data(), arch.data() + digits, parsed.number);
   return parsed;
 }
 

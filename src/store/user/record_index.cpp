@@ -20,13 +20,16 @@ void keep_newer(IndexedRecord& held, const HintRecord& record) {
   if (held.record.offset < record.offset) held = record;
 }
 
-// The record of `key` in `sorted` (by key), or null; const as `sorted` is.
+// The record of `key` in `sorted` (by key, with its `buckets`), or null;
+// const as `sorted` is.
 template <class Records>
-auto* bisect(Records& sorted, const CacheKey& key) {
+auto* bisect(Records& sorted, const KeyBuckets& buckets, const CacheKey& key) {
+  const auto [first, last] = buckets.range(key, sorted.size());
+  const auto end = sorted.begin() + static_cast<std::ptrdiff_t>(last);
   auto it =
-      std::lower_bound(sorted.begin(), sorted.end(), key,
+      std::lower_bound(sorted.begin() + static_cast<std::ptrdiff_t>(first), end, key,
                        [](const IndexedRecord& r, const CacheKey& k) { return r.record.key < k; });
-  return it != sorted.end() && it->record.key == key ? &*it : nullptr;
+  return it != end && it->record.key == key ? &*it : nullptr;
 }
 
 }  // namespace
@@ -35,11 +38,11 @@ const IndexedRecord* RecordIndex::find(const CacheKey& key) const {
   if (!recent_.empty()) {
     if (auto it = recent_.find(key); it != recent_.end()) return &it->second;
   }
-  return bisect(sorted_, key);
+  return bisect(sorted_, buckets_, key);
 }
 
 void RecordIndex::apply(const HintRecord& record) {
-  if (IndexedRecord* held = bisect(sorted_, record.key)) {
+  if (IndexedRecord* held = bisect(sorted_, buckets_, record.key)) {
     keep_newer(*held, record);
     return;
   }
@@ -55,7 +58,7 @@ void RecordIndex::apply_all(std::span<const HintRecord> records) {
   }
   std::vector<IndexedRecord> batch;
   for (const HintRecord& record : records) {
-    if (IndexedRecord* held = bisect(sorted_, record.key)) {
+    if (IndexedRecord* held = bisect(sorted_, buckets_, record.key)) {
       keep_newer(*held, record);
     } else {
       batch.emplace_back(record);
@@ -66,6 +69,7 @@ void RecordIndex::apply_all(std::span<const HintRecord> records) {
 
 void RecordIndex::clear() {
   sorted_.clear();
+  buckets_.clear();
   recent_.clear();
 }
 
@@ -89,6 +93,8 @@ void RecordIndex::merge(std::vector<IndexedRecord> batch) {
   std::merge(sorted_.begin(), sorted_.end(), batch.begin(), batch.end(), std::back_inserter(merged),
              key_less);
   sorted_ = std::move(merged);
+  buckets_.build(sorted_.size(),
+                 [&](std::size_t i) -> const CacheKey& { return sorted_[i].record.key; });
 }
 
 }  // namespace kcache::userlog

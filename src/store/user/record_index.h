@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "format/key_buckets.h"
 #include "store/user/user_log.h"
 
 namespace kcache::userlog {
@@ -78,6 +79,7 @@ class RecordIndex {
   void merge(std::vector<IndexedRecord> batch);
 
   std::vector<IndexedRecord> sorted_;  // by key; no key in recent_
+  KeyBuckets buckets_;                 // of sorted_
   std::unordered_map<CacheKey, IndexedRecord, KeyHash> recent_;
 };
 
