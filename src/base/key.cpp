@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -43,7 +45,15 @@ std::optional<std::pair<std::string_view, std::string_view>> split_units(std::st
 }  // namespace
 
 std::string Target::db_basename() const {
-  return units > 0 ? arch + "_" + std::to_string(units) : arch;
+  if (units <= 0) return arch;
+  // Built in place: this runs on every request.
+  char digits[16];
+  const auto written = std::to_chars(std::begin(digits), std::end(digits), units).ptr;
+  std::string name;
+  name.reserve(arch.size() + 1 + static_cast<std::size_t>(written - digits));
+  name.append(arch).push_back('_');
+  name.append(digits, written);
+  return name;
 }
 
 std::string Target::id() const { return features.empty() ? arch : arch + ":" + features; }
