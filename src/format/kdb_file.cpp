@@ -146,7 +146,9 @@ Result<ByteBuffer> KdbReader::view(const KdbSlot& slot) const {
   ByteBuffer bytes = view_of(mapping_, slot.offset, slot.size);
   // The caller reads it whole next (its checksum), most often from memory
   // the CPU's caches lost to a module load: the first lines are asked for
-  // at once, not one miss after another (docs/benchmarks.md).
+  // at once, not one miss after another (docs/benchmarks.md). A prefetch
+  // never faults: a page not mapped yet, or lost to a truncation, is
+  // passed over.
   constexpr std::size_t kLine = 64;
   constexpr std::size_t kPrefetched = 16 * 1024;
   for (std::size_t at = 0; at < std::min(bytes.size, kPrefetched); at += kLine) {
