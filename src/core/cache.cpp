@@ -20,7 +20,6 @@
 #include <kcache/cache.h>
 #include <kcache/version.h>
 
-#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <set>
@@ -42,7 +41,7 @@
 #include "core/remembered_failures.h"
 #include "core/single_flight.h"
 #include "core/stats_counters.h"
-#include "core/stats_file.h"
+#include "core/stats_sharing.h"
 #include "core/tier_list.h"
 #include "core/user_entries.h"
 #include "env/env.h"
@@ -97,7 +96,7 @@ class Cache::Impl final : public TierEvents {
                                 env_, log_, *this),
                  TierRole::kHome, {.copy_before_keeping = true}, trip);
       // Made here when the folder exists, else by the first write or hit.
-      if (env_.is_dir(config_.user_dir)) share_stats(/*create=*/true);
+      if (env_.is_dir(config_.user_dir)) sharing_.folder_exists();
       // Key heads for later processes: not in a folder others write (a
       // record says which headers a request reads), nor in one shared on
       // purpose (each user's records would be another's to trust).
@@ -344,7 +343,7 @@ class Cache::Impl final : public TierEvents {
   Result<FolderStats> folder_stats() const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    return read_folder_stats(*user, env_, stats_path());
+    return read_folder_stats(*user, env_, sharing_.path());
   }
 
   Status check_storable() {
@@ -355,7 +354,7 @@ class Cache::Impl final : public TierEvents {
 
   Status zero_stats() {
     if (require_user() == nullptr) return unavailable();
-    return zero_folder_stats(env_, stats_path());
+    return zero_folder_stats(env_, sharing_.path());
   }
 
   const ResolvedConfig& config() const { return config_; }
@@ -442,39 +441,6 @@ class Cache::Impl final : public TierEvents {
  private:
   Tier* require_user() const { return tiers_.home(); }
 
-  // Whether counts may be shared in the folder's stats file: not in a
-  // folder another user could write (the user tier refuses it too), unless
-  // it is shared on purpose.
-  bool may_share_stats() const {
-    return config_.shared_cache || !untrusted_folder_reason(config_.user_dir, env_);
-  }
-  void share_stats(bool create) {
-    if (may_share_stats()) open_shared_stats(create);
-  }
-  // The folder's stats file (core/stats_file.h), shared from now on; made
-  // when `create` (the folder exists).
-  void open_shared_stats(bool create) {
-    auto file = StatsFile::open(env_, stats_path(), create, config_.shared_cache ? 0666 : 0600);
-    if (file) {
-      stats_.share(std::move(*file));
-    } else if (file.status().code() != StatusCode::kNotFound) {
-      log_.debug("Stats", "cannot share counts: " + file.status().message());
-    }
-  }
-  std::string stats_path() const { return config_.user_dir + "/kcache.stats"; }
-
-  // The first hit of a process not counting into its folder yet. A hit
-  // from the home tier means the folder exists; a hit from a package makes
-  // it, as a store would, so that `kcache stats` counts a process served
-  // by packages alone. Not where another user could write: a hit makes no
-  // folder there, and says nothing (a store would say why it is refused).
-  void share_stats_from_hit(Tier& tier) {
-    Tier* home = tiers_.home();
-    if (home == nullptr || !may_share_stats()) return;
-    if (&tier != home && !home->ready_to_store().is_ok()) return;
-    open_shared_stats(/*create=*/true);
-  }
-
   bool was_rejected(const CacheKey& key) const {
     std::lock_guard lock(rejected_mutex_);
     return rejected_.contains(key);
@@ -523,12 +489,7 @@ class Cache::Impl final : public TierEvents {
                                 " tier was stored without a warmup; rebuilding it warmed");
         continue;
       }
-      // Read before the exchange: a process that never shares (no home,
-      // an untrusted folder) writes nothing on its hits' path.
-      if (!stats_.shared() && !share_tried_.load(std::memory_order_relaxed) &&
-          !share_tried_.exchange(true)) {
-        share_stats_from_hit(tier);
-      }
+      sharing_.on_hit(tier, tiers_.home());
       stats_.add(slot.hits);
       stats_.add(Stat::kBytesServed, entry.payload_size);
       if (auto micros = compile_micros_of(entry.metadata)) {
@@ -610,7 +571,7 @@ class Cache::Impl final : public TierEvents {
     if (stored.is_ok()) {
       stats_.add(Stat::kBytesStored, encoded->size());
       // The folder exists now: counts from here on are shared.
-      if (!stats_.shared()) share_stats(/*create=*/true);
+      if (!stats_.shared()) sharing_.folder_exists();
     }
     if (!stored.is_ok()) {
       stats_.add(Stat::kStoreFailures);
@@ -633,7 +594,7 @@ class Cache::Impl final : public TierEvents {
   mutable std::mutex rejected_mutex_;
   std::set<CacheKey> rejected_;  // guarded by rejected_mutex_: refused by the driver
   mutable StatsCounters stats_;
-  std::atomic<bool> share_tried_{false};  // by a hit (a store tries each time)
+  StatsSharing sharing_{config_, env_, log_, stats_};
 };
 
 Cache::Cache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
