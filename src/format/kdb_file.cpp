@@ -166,11 +166,9 @@ Result<bool> KdbReader::unchanged() const {
 }
 
 std::optional<KdbSlot> KdbReader::find(const CacheKey& key) const {
-  const auto [first, last] = buckets_.range(key, slots_.size());
-  const auto end = slots_.begin() + static_cast<std::ptrdiff_t>(last);
-  auto it = std::lower_bound(slots_.begin() + static_cast<std::ptrdiff_t>(first), end, key,
-                             [](const KdbSlot& slot, const CacheKey& k) { return slot.key < k; });
-  if (it == end || it->key != key) return std::nullopt;
+  auto it = buckets_.find(slots_.begin(), slots_.end(), key,
+                          [](const KdbSlot& slot) -> const CacheKey& { return slot.key; });
+  if (it == slots_.end()) return std::nullopt;
   return *it;
 }
 

@@ -53,6 +53,17 @@ class KeyBuckets {
     return {bounds_[bucket], bounds_[bucket + 1]};
   }
 
+  // The element of [first, last), the sorted array built from, whose key
+  // (`key_of(element)`) is `key`; `last` when none is.
+  template <class It, class KeyOf>
+  [[nodiscard]] It find(It first, It last, const CacheKey& key, KeyOf key_of) const {
+    const auto [from, to] = range(key, static_cast<std::size_t>(last - first));
+    const It end = first + static_cast<std::ptrdiff_t>(to);
+    const It it = std::lower_bound(first + static_cast<std::ptrdiff_t>(from), end, key,
+                                   [&](const auto& e, const CacheKey& k) { return key_of(e) < k; });
+    return it != end && key_of(*it) == key ? it : last;
+  }
+
  private:
   [[nodiscard]] std::size_t bucket_of(const CacheKey& key) const {
     std::uint64_t top = 0;

@@ -23,13 +23,10 @@ void keep_newer(IndexedRecord& held, const HintRecord& record) {
 // The record of `key` in `sorted` (by key, with its `buckets`), or null;
 // const as `sorted` is.
 template <class Records>
-auto* bisect(Records& sorted, const KeyBuckets& buckets, const CacheKey& key) {
-  const auto [first, last] = buckets.range(key, sorted.size());
-  const auto end = sorted.begin() + static_cast<std::ptrdiff_t>(last);
-  auto it =
-      std::lower_bound(sorted.begin() + static_cast<std::ptrdiff_t>(first), end, key,
-                       [](const IndexedRecord& r, const CacheKey& k) { return r.record.key < k; });
-  return it != end && it->record.key == key ? &*it : nullptr;
+auto* record_of(Records& sorted, const KeyBuckets& buckets, const CacheKey& key) {
+  auto it = buckets.find(sorted.begin(), sorted.end(), key,
+                         [](const IndexedRecord& r) -> const CacheKey& { return r.record.key; });
+  return it != sorted.end() ? &*it : nullptr;
 }
 
 }  // namespace
@@ -38,11 +35,11 @@ const IndexedRecord* RecordIndex::find(const CacheKey& key) const {
   if (!recent_.empty()) {
     if (auto it = recent_.find(key); it != recent_.end()) return &it->second;
   }
-  return bisect(sorted_, buckets_, key);
+  return record_of(sorted_, buckets_, key);
 }
 
 void RecordIndex::apply(const HintRecord& record) {
-  if (IndexedRecord* held = bisect(sorted_, buckets_, record.key)) {
+  if (IndexedRecord* held = record_of(sorted_, buckets_, record.key)) {
     keep_newer(*held, record);
     return;
   }
@@ -58,7 +55,7 @@ void RecordIndex::apply_all(std::span<const HintRecord> records) {
   }
   std::vector<IndexedRecord> batch;
   for (const HintRecord& record : records) {
-    if (IndexedRecord* held = bisect(sorted_, buckets_, record.key)) {
+    if (IndexedRecord* held = record_of(sorted_, buckets_, record.key)) {
       keep_newer(*held, record);
     } else {
       batch.emplace_back(record);
