@@ -45,6 +45,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # --------------------------------------------------------------------------
@@ -486,16 +487,18 @@ class Runner:
         for i, cmd in enumerate(commands):
             err = open(folder / f"stderr{i}.txt", "wb")
             procs.append((subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=err), err))
+        sampler = StateSampler([proc.pid for proc, _ in procs], start)
         outputs = []
         for proc, err in procs:
             out, _ = proc.communicate()
             err.close()
             outputs.append((proc.returncode, out.decode(errors="replace")))
         wall = time.perf_counter() - start
+        sampler.stop()
         steal = steal_share(ticks, cpu_ticks())
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return wall, cpu, outputs, steal
+        return wall, cpu, outputs, steal, sampler.summary(wall)
 
     def run(self, manifest, jobs, processes, expected):
         """One timed pack: `jobs` threads in one process, or, with processes > 1,
@@ -510,7 +513,7 @@ class Runner:
         else:
             outputs = [folder / f"{self.args.target}.kdb"]
             commands = [self.pack_command(manifest, outputs[0], folder / "work", jobs)]
-        wall, cpu, results, steal = self.timed(label, commands, folder, env)
+        wall, cpu, results, steal, states = self.timed(label, commands, folder, env)
         problems, compiled, phases = [], 0, None
         for i, (rc, out) in enumerate(results):
             if rc != 0:
@@ -541,9 +544,109 @@ class Runner:
             info = json.loads(got.stdout)[0] if got.returncode == 0 else None
         return {"label": label, "jobs": jobs, "processes": processes, "wall_s": wall,
                 "cpu_s": cpu, "steal": steal, "keys": sorted(keys), "info": info,
-                "phases": phases,
+                "phases": phases, "states": states,
                 "problems": problems,
                 "folder": folder}
+
+
+class StateSampler:
+    """Where the pack's processes spend the wall time, read from the
+    kernel's scheduler statistics: every 10 ms, each process below the
+    started ones (the workers and the packs themselves), each thread's
+    /proc/PID/task/TID/schedstat (ns on a CPU, ns runnable but waiting for
+    one). A process's time alive less both is time asleep (a pipe, a lock,
+    the disk). The last sample before a process ends stands for its end,
+    so up to 10 ms of each process is missed. Counted: the workers of a
+    pack with several jobs, else the started processes. Linux only; silent
+    elsewhere."""
+
+    def __init__(self, roots, start):
+        self.roots, self.start = roots, start
+        self.seen = {}  # pid -> [first seen, last seen, on CPU ns, waiting ns]
+        self.sleeps = {}  # "state wchan" -> samples of a worker's thread asleep there
+        self.samples = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def children(pid):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return []
+        kids = []
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    kids += [int(k) for k in f.read().split()]
+            except OSError:
+                pass
+        return kids
+
+    def sched(self, pid, worker):
+        """(ns on a CPU, ns waiting for one) of all of `pid`'s threads; a
+        worker's sleeping threads add to `sleeps` the kernel function they
+        sleep in (wchan: a pipe read, a file lock, a futex, ...)."""
+        run = wait = 0
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return None
+        for tid in tids:
+            task = f"/proc/{pid}/task/{tid}"
+            try:
+                with open(f"{task}/schedstat") as f:
+                    fields = f.read().split()
+                run, wait = run + int(fields[0]), wait + int(fields[1])
+                if worker:
+                    with open(f"{task}/stat") as f:
+                        state = f.read().rsplit(")", 1)[1].split()[0]
+                    if state in "SD":
+                        with open(f"{task}/wchan") as f:
+                            where = f.read().strip() or "?"
+                        self.sleeps[f"{state} {where}"] = self.sleeps.get(f"{state} {where}", 0) + 1
+            except (OSError, ValueError, IndexError):
+                pass
+        return run, wait
+
+    def loop(self):
+        while not self.done.is_set():
+            now = time.perf_counter()
+            todo = list(self.roots)
+            while todo:
+                pid = todo.pop()
+                stats = self.sched(pid, pid not in self.roots)
+                if stats is None:
+                    continue
+                entry = self.seen.setdefault(pid, [now, now, 0, 0])
+                entry[1], entry[2], entry[3] = now, stats[0], stats[1]
+                todo += self.children(pid)
+            self.samples += 1
+            self.done.wait(0.01)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+
+    def summary(self, wall):
+        """Cores' worth over the wall: on a CPU, waiting for one, asleep;
+        and the processes seen."""
+        # A pack of several jobs mostly waits for its workers: the workers
+        # alone are counted then.
+        workers = [e for pid, e in self.seen.items() if pid not in self.roots]
+        if not workers:
+            workers = list(self.seen.values())
+        if not workers or wall <= 0:
+            return None
+        alive = sum(last - first for first, last, _, _ in workers)
+        run = sum(r for _, _, r, _ in workers) / 1e9
+        wait = sum(w for _, _, _, w in workers) / 1e9
+        # Where workers slept, in threads' worth over the samples.
+        sleeps = sorted(self.sleeps.items(), key=lambda kv: -kv[1])[:4]
+        return {"on_cpu": run / wall, "waiting": wait / wall,
+                "asleep": max(0.0, alive - run - wait) / wall, "processes": len(workers),
+                "asleep_in": {k: round(v / max(1, self.samples), 2) for k, v in sleeps}}
 
 
 def cpu_ticks():
@@ -660,6 +763,10 @@ def main():
                   f"cores busy, {1000 * r['cpu_s'] / args.kernels:5.1f} CPU ms/kernel, "
                   f"load {os.getloadavg()[0]:.1f}"
                   + (f", {100 * r['steal']:.1f}% stolen" if r["steal"] is not None else "")
+                  + (f"; cores' worth on a CPU {q['on_cpu']:.2f}, waiting for one "
+                     f"{q['waiting']:.2f}, asleep {q['asleep']:.2f} ({q['processes']} processes"
+                     + "".join(f"; {v} in {k}" for k, v in q["asleep_in"].items()) + ")"
+                     if (q := r["states"]) else "")
                   + (f"; in pack: {p['before']:.2f} s before compiling, first kernel done after "
                      f"{p['first']:.2f} s, last after {p['compiling']:.2f} s, "
                      f"{p['writing']:.2f} s writing" if (p := r["phases"]) else ""),
@@ -713,7 +820,8 @@ def main():
                         "stolen": [None if r["steal"] is None else round(r["steal"], 4)
                                    for r in rs],
                         "speedup": round(speedup, 3) if speedup else None,
-                        "phases": [r["phases"] for r in rs]})
+                        "phases": [r["phases"] for r in rs],
+                        "states": [r["states"] for r in rs]})
     keys_same = not any("keys" in f or "info" in f for f in failed) and bool(all_runs)
     print(f"\npackages: {len(all_runs)}, keys the same in all: {'yes' if keys_same else 'NO'}")
     print("PACK_JOBS_JSON " + json.dumps({
