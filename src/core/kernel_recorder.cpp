@@ -153,17 +153,23 @@ Status KernelRecorder::catch_up(File& file, std::uint64_t size) {
       !s.is_ok()) {
     return s;
   }
-  std::size_t start = 0;
-  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
-    const std::string_view one(text.data() + start, end - start);
+  auto note_key = [this](std::string_view one) {
     json parsed = json::parse(one, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_object() && parsed.contains("key") && parsed["key"].is_string()) {
       if (auto known = CacheKey::from_hex(parsed["key"].get<std::string>())) {
         recorded_.insert(*known);
       }
     }
+  };
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    note_key(std::string_view(text.data() + start, end - start));
   }
-  // An unended last line (a writer killed midway) stays unread.
+  // An unended last line stays unread, so the next append ends it first:
+  // a writer killed midway left a torn line, which does not parse. One
+  // that does is whole, its newline taken off (an editor's doing): its
+  // kernel is recorded.
+  if (start < text.size()) note_key(std::string_view(text.data() + start, text.size() - start));
   read_up_to_ += start;
   return Status::ok();
 }

@@ -29,6 +29,31 @@ run info
 expect_rc 0
 expect_contains "info shows the setting" "$m" "$OUT"
 
+# A whole last line whose newline an editor took off is still a recorded
+# kernel: asked again, it is not written twice (and the next line starts
+# on a line of its own).
+python3 - "$m" <<'PY' || fail "could not take the manifest's last newline off"
+import sys
+text = open(sys.argv[1]).read()
+open(sys.argv[1], "w").write(text.rstrip("\n"))
+PY
+compile_ok --source src/other.cl --output out/c2.bin
+expect_eq "lines after asking again for the unended line's kernel" 2 \
+  "$(python3 -c 'import sys; print(len(open(sys.argv[1]).read().splitlines()))' "$m")"
+printf '__kernel void fourth(__global float* x) { x[0] = 4; }\n' >"$T/src/fourth.cl"
+compile_ok --source src/fourth.cl --output out/f.bin
+python3 - "$m" <<'PY' || fail "a line joined the unended one"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 3, len(lines)
+assert len({l["key"] for l in lines}) == 3
+PY
+python3 - "$m" <<'PY' || fail "could not drop the fourth kernel's line"
+import sys
+lines = open(sys.argv[1]).readlines()
+open(sys.argv[1], "w").writelines(lines[:2])
+PY
+
 export KCACHE_DISABLE_CACHE=1
 printf '__kernel void third(__global float* x) { x[0] = 3; }\n' >"$T/src/third.cl"
 compile_ok --source src/third.cl --output out/d.bin
