@@ -63,6 +63,7 @@ python3 - "$OUT" <<'PY' || fail "kcache info PKG: $OUT"
 import json, sys
 info = json.loads(sys.argv[1])[0]
 assert info["kernels"] == 3, info
+assert info["target"] == "gfx906_60", info
 assert info["metadata"]["db"] == "gfx906_60", info
 assert info["metadata"]["key_format"].isdigit(), info
 assert int(info["metadata"]["created"]) > 1700000000, info
@@ -72,6 +73,7 @@ assert info["trusted"] is True, info
 PY
 run info "$T/pkg/gfx906_60.kdb"
 expect_contains "info PKG in words" "kernels       3" "$OUT"
+expect_contains "info PKG names its target" "target        gfx906_60" "$OUT"
 run info "$T/pkg/none.kdb"
 expect_rc 1
 

@@ -57,6 +57,16 @@ std::string signature_text(const PackageInfo& info) {
   return "by key " + info.signer + " (the signature holds)";
 }
 
+// The target a package was packed for, as its database names it
+// (`sm_90_132`: sm_90 with 132 units; `sm_90`: any sm_90); empty when
+// its metadata names none.
+std::string target_of(const PackageInfo& info) {
+  for (const auto& [name, value] : info.metadata) {
+    if (name == "db") return value;
+  }
+  return {};
+}
+
 nlohmann::json package_json(const PackageInfo& info) {
   nlohmann::json metadata = nlohmann::json::object();
   for (const auto& [name, value] : info.metadata) {
@@ -68,6 +78,7 @@ nlohmann::json package_json(const PackageInfo& info) {
   }
   return {{"path", info.path},
           {"format", info.format_version},
+          {"target", target_of(info)},
           {"kernels", info.kernels},
           {"metadata", metadata},
           {"signer", info.signer},
@@ -232,6 +243,7 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     };
     std::cout << info->path << "\n"
               << row("format") << info->format_version << "\n"
+              << row("target") << target_of(*info) << "\n"
               << row("kernels") << info->kernels << "\n";
     for (const auto& [name, value] : info->metadata) {
       std::cout << row(name) << (name == "created" ? date_of(value) : value) << "\n";
