@@ -17,6 +17,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -96,7 +98,20 @@ bool read_image(const unsigned char* bytes, Module& module) {
 
 extern "C" {
 
+// KCACHE_FAKE_CUDA_INIT_LOG=FILE: each cuInit appends a line saying which
+// GPUs its process was let see ("CUDA_VISIBLE_DEVICES=<value>", or
+// "CUDA_VISIBLE_DEVICES unset"): what a program, or a compiler that starts
+// the driver itself (NVRTC 13), asked the driver for.
 int cuInit(unsigned flags) {
+  if (const char* log = std::getenv("KCACHE_FAKE_CUDA_INIT_LOG")) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string line = visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible) + "\n"
+                                     : "CUDA_VISIBLE_DEVICES unset\n";
+    if (std::FILE* file = std::fopen(log, "a")) {
+      std::fputs(line.c_str(), file);
+      std::fclose(file);
+    }
+  }
   if (flags != 0) return kInvalidValue;
   initialized = true;
   return kSuccess;

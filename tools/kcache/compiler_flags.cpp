@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 namespace kcache::tool {
 
@@ -45,8 +46,17 @@ CompilerConfig config_of(const CompilerFlags& flags) {
   CompilerConfig config;
   config.command = flags.command;
   config.compiler_id = flags.compiler_id;
-  config.nvrtc_library = flags.nvrtc_library;
-  config.hip_library = flags.hip_library;
+  // A library named by a path (not a bare name the loader searches for)
+  // is made absolute: kcache pack compiles each line from the folder it
+  // was recorded in, and its workers load it there.
+  auto absolute = [](const std::string& path) {
+    std::error_code error;
+    if (path.find('/') == std::string::npos) return path;
+    auto made = std::filesystem::absolute(path, error);
+    return error ? path : made.string();
+  };
+  config.nvrtc_library = absolute(flags.nvrtc_library);
+  config.hip_library = absolute(flags.hip_library);
   config.harmless_options = flags.harmless_options;
   config.opencl_platform = flags.platform;
   config.opencl_device = flags.device;

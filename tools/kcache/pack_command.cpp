@@ -16,6 +16,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -50,25 +51,6 @@ struct PackArgs {
   bool worker = false;  // run as one of a pack's jobs (pack_workers.h)
 };
 
-// The compilers of a process, one per config (config_name).
-using Compilers = std::map<std::string, std::unique_ptr<Compiler>>;
-
-// The compiler `line` is compiled with, made on first use.
-Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
-                               Compilers& compilers) {
-  const CompilerConfig mine = config_for(line, config);
-  auto& compiler = compilers[config_name(mine)];
-  if (!compiler) {
-    auto made = make_compiler(mine);
-    if (!made) return made.status();
-    // The compile's log kept with the binary, as the drop-in layers keep
-    // it: a program under a layer served from the package sees the log
-    // (warnings) its own compile gave. Not part of the key.
-    compiler = std::make_unique<layer::LoggedCompiler>(std::move(*made));
-  }
-  return compiler.get();
-}
-
 // Runs `work` from `folder` when one is given and is here, then goes back
 // to the folder the pack runs in: a manifest line is keyed and compiled
 // from where its program ran, so that its relative include folders, and
@@ -82,6 +64,31 @@ auto from_folder(const std::string& folder, Work&& work) {
   auto result = work();
   if (moved) (void)!::fchdir(here.get());
   return result;
+}
+
+// The compilers of a process, one per config (config_name), and for the
+// command backend one per folder.
+using Compilers = std::map<std::string, std::unique_ptr<Compiler>>;
+
+// The compiler `line` is compiled with, made on first use, from the line's
+// folder as its compiles are: a command's program and the files its
+// command line names, when relative (`./cc.sh {in} {out}`), are the ones
+// where the program ran, so a command's compiler is kept per folder.
+Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
+                               Compilers& compilers) {
+  const CompilerConfig mine = config_for(line, config);
+  std::string name = config_name(mine);
+  if (mine.backend == "command") name += "\nin " + line.cwd;
+  auto& compiler = compilers[name];
+  if (!compiler) {
+    auto made = from_folder(line.cwd, [&] { return make_compiler(mine); });
+    if (!made) return made.status();
+    // The compile's log kept with the binary, as the drop-in layers keep
+    // it: a program under a layer served from the package sees the log
+    // (warnings) its own compile gave. Not part of the key.
+    compiler = std::make_unique<layer::LoggedCompiler>(std::move(*made));
+  }
+  return compiler.get();
 }
 
 // --from-cache: the manifest's kernels the user cache already holds, for
@@ -211,6 +218,19 @@ bool same_file(const std::string& a, const std::string& b) {
   return std::filesystem::equivalent(a, b, error) && !error;
 }
 
+// Whether `a` and `b` name one path, whether or not it exists yet.
+bool is_same_path(const std::string& a, const std::string& b) {
+  if (same_file(a, b)) return true;
+  auto normal = [](const std::string& path, std::error_code& error) {
+    auto made = std::filesystem::absolute(path, error).lexically_normal();
+    return made.has_filename() ? made : made.parent_path();  // "x/" names x
+  };
+  std::error_code error_a, error_b;
+  const auto normal_a = normal(a, error_a);
+  const auto normal_b = normal(b, error_b);
+  return !error_a && !error_b && normal_a == normal_b;
+}
+
 // A process that compiles kernel after kernel keeps the memory its
 // compiler frees for the next compile, instead of handing it back to the
 // system and faulting it in again: NVRTC frees its ~100 MB each kernel, and
@@ -223,6 +243,39 @@ void keep_freed_memory() {
   ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
   ::mallopt(M_TOP_PAD, 64 << 20);
+}
+
+// NVRTC 13 loads the GPU driver and starts it (cuInit) on its first compile
+// in a process, though a cubin for a named arch owes nothing to a GPU: on
+// an H100 host 16 workers starting at once slept 1.7 cores' worth in the
+// driver's locks (docs/benchmarks.md). When every line to pack is NVRTC's,
+// the pack and its workers hide the GPUs from it (CUDA_VISIBLE_DEVICES
+// empty, before anything loads the driver); the keys and cubins are the
+// same either way (scripts/device/nvrtc_driver_probe.sh). Another backend
+// may need the device (OpenCL compiles for one): left as it is.
+void hide_gpus_when_only_nvrtc(const std::vector<Line>& lines) {
+  const bool only_nvrtc = std::all_of(lines.begin(), lines.end(),
+                                      [](const Line& line) { return line.backend == "nvrtc"; });
+  if (only_nvrtc) ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
+}
+
+// A --command given to pack whose program is a relative path (`./cc.sh
+// {in} {out}`) names the file where pack runs, not one in each line's
+// recorded folder: made absolute (a recorded command is left as it was
+// recorded, and found from its line's folder: compiler_for).
+std::string command_from_here(const std::string& command) {
+  const std::size_t begin = command.find_first_not_of(" \t");
+  if (begin == std::string::npos) return command;
+  const std::size_t end = std::min(command.find_first_of(" \t", begin), command.size());
+  const std::string program = command.substr(begin, end - begin);
+  if (program.find('/') == std::string::npos || program[0] == '/' || program[0] == '"' ||
+      program[0] == '\'' || program.find('{') != std::string::npos) {
+    return command;
+  }
+  std::error_code error;
+  const auto absolute = std::filesystem::absolute(program, error);
+  if (error || !std::filesystem::exists(absolute, error)) return command;
+  return command.substr(0, begin) + absolute.string() + command.substr(end);
 }
 
 // Seconds since `from`.
@@ -268,9 +321,16 @@ int run_pack(const PackArgs& args) {
                           (read.other_backends ? " for backend " + args.backend : ""));
   }
 
+  hide_gpus_when_only_nvrtc(lines);  // single-threaded still: nothing reads the environment
+
   // The pack's own cache: its user tier in the work folder, nothing else
   // (no package, no recording, failures not remembered).
   const std::string work = args.work.empty() ? args.output + ".pack" : args.work;
+  if (is_same_path(work, args.output)) {
+    std::cerr << "kcache: --work " << work
+              << " is the package's path; name another folder for the pack's work\n";
+    return 2;
+  }
   CacheOptions options;
   // Absolute: each line is compiled from its own folder (from_folder).
   std::error_code no_path;
@@ -295,6 +355,7 @@ int run_pack(const PackArgs& args) {
   }
 
   CompilerConfig config = config_of(args.compiler);
+  config.command = command_from_here(config.command);
   config.command_input_name = args.input_name;
   keep_freed_memory();
   // A worker compiles the lines it is handed and says what became of each.
