@@ -28,7 +28,7 @@ for f in "$w"/visible-*; do
 done
 echo "probe: $same files (cubins and keys) identical with the GPU visible and hidden"
 # 2. One compile process, each way, alone (5 each, taking turns).
-for i in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
   for way in visible hidden; do
     hide=()
     [[ $way == hidden ]] && hide=(env CUDA_VISIBLE_DEVICES=)
