@@ -25,6 +25,22 @@ run install "$good" --prefix "$T/prefix"
 expect_rc 0
 [[ -s "$T/prefix/share/kcache/db/gfx906_60.kdb" ]] || fail "no package under the prefix"
 
+# An empty --prefix (an unset variable in a script) is a usage error, not
+# the system folder.
+before="$(snapshot "$T/sys")"
+run install "$good" --prefix ""
+expect_rc 2
+expect_contains "an empty --prefix is said" "--prefix is empty" "$ERR"
+expect_eq "the system folder is unchanged" "$before" "$(snapshot "$T/sys")"
+
+# Under umask 0: the folders made 0755 and the package 0644, which the
+# system tier uses (a folder others could write would be refused).
+(umask 000 && "$KCACHE" install "$good" --prefix "$T/umask0" >/dev/null) ||
+  fail "install under umask 0 failed"
+expect_eq "modes made under umask 0" "755 755 755 755 644" "$(stat -c %a "$T/umask0" \
+  "$T/umask0/share" "$T/umask0/share/kcache" "$T/umask0/share/kcache/db" \
+  "$T/umask0/share/kcache/db/gfx906_60.kdb" | tr '\n' ' ' | sed 's/ $//')"
+
 # Into a folder another user could write: in place, but the system tier
 # refuses it there, so install fails and says how to mend it.
 mkdir -p "$T/open/share/kcache/db"

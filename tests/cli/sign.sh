@@ -79,6 +79,28 @@ expect_contains "verify: altered signature" "does not match its contents" "$OUT"
 run verify "$T/pkg/bad-signature.kdb"
 expect_rc 1
 
+# install takes only what the system tier would use: not a broken
+# signature, and under trusted keys not an unsigned package nor one signed
+# by another key; what was installed stays.
+mkdir -p "$T/inst"
+KCACHE_TRUSTED_KEYS="$T/keys/release.pub" run install "$signed" --prefix "$T/inst"
+expect_rc 0
+installed="$(snapshot "$T/inst")"
+run install "$T/pkg/bad-signature.kdb" --prefix "$T/inst"
+expect_rc 1
+expect_contains "install: a broken signature" "its signature does not hold" "$ERR"
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg-other/gfx906_60.kdb" \
+  --sign "$T/keys/other"
+expect_rc 0
+run pack --manifest "$T/m.jsonl" --target gfx906_60 --output "$T/pkg-unsigned/gfx906_60.kdb"
+expect_rc 0
+for package in "$T/pkg-other/gfx906_60.kdb" "$T/pkg-unsigned/gfx906_60.kdb"; do
+  KCACHE_TRUSTED_KEYS="$T/keys/release.pub" run install "$package" --prefix "$T/inst"
+  expect_rc 1
+  expect_contains "install under trusted keys: $package" "(KCACHE_TRUSTED_KEYS is set); not installed" "$ERR"
+done
+expect_eq "what was installed stays" "$installed" "$(snapshot "$T/inst")"
+
 # An unsigned package of the same kernels, for the system tier below.
 run export --output "$T/pkg/unsigned.kdb"
 expect_rc 0

@@ -151,8 +151,29 @@ Status check_can_create(const std::string& path, const std::string& what) {
   return Status::ok();
 }
 
+Status make_folders(const std::string& path, mode_t mode) {
+  std::filesystem::path made;
+  for (const auto& part : std::filesystem::path(path).lexically_normal()) {
+    made /= part;
+    if (part.empty() || part == made.root_path()) continue;
+    if (::mkdir(made.c_str(), mode) == 0) {
+      if (::chmod(made.c_str(), mode) != 0) {
+        return Status::io_error("cannot set the mode of " + made.string() + ": " +
+                                errno_text(errno));
+      }
+      continue;
+    }
+    struct stat st;
+    if (errno != EEXIST || ::stat(made.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      const int err = errno == EEXIST ? ENOTDIR : errno;
+      return Status::io_error("cannot create " + made.string() + ": " + errno_text(err));
+    }
+  }
+  return Status::ok();
+}
+
 Status write_output_file(const std::string& path, const std::string& what,
-                         std::span<const std::uint8_t> bytes, bool sync) {
+                         std::span<const std::uint8_t> bytes, bool sync, mode_t mode) {
   if (Status s = check_output_path(path, what); !s.is_ok()) return s;
   std::string temp;
   const int raw = create_beside(path, 0666, temp);
@@ -162,6 +183,9 @@ Status write_output_file(const std::string& path, const std::string& what,
   // whole or absent, and the cache (which is synced) still holds it. A
   // sync here would cost a hit a few milliseconds.
   Status s = write_all(fd.get(), bytes);
+  if (s.is_ok() && mode != 0 && ::fchmod(fd.get(), mode) != 0) {
+    s = Status::io_error(errno_text(errno));
+  }
   if (s.is_ok() && sync && ::fdatasync(fd.get()) != 0) s = Status::io_error(errno_text(errno));
   if (s.is_ok() && ::close(fd.release()) != 0) s = Status::io_error(errno_text(errno));
   if (s.is_ok() && ::rename(temp.c_str(), path.c_str()) != 0) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <kcache/status.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <span>
@@ -47,8 +48,15 @@ Status check_output_path(const std::string& path, const std::string& what);
 
 // Writes `bytes` to `path` (check_output_path first, then a temporary file,
 // rename; not synced unless `sync`, as a compiler's own output is not). On
-// failure `path` is unchanged and no temporary is left.
+// failure `path` is unchanged and no temporary is left. `mode`: the file's
+// mode whatever the umask (0: as the umask makes it).
 Status write_output_file(const std::string& path, const std::string& what,
-                         std::span<const std::uint8_t> bytes, bool sync = false);
+                         std::span<const std::uint8_t> bytes, bool sync = false, mode_t mode = 0);
+
+// Makes the folder `path` and the missing folders above it, each with
+// `mode` whatever the umask (a system folder made under umask 0 must not
+// be one that others can write: the system tier would refuse what is in
+// it). Folders already there are left as they are.
+Status make_folders(const std::string& path, mode_t mode);
 
 }  // namespace kcache::tool

@@ -199,11 +199,11 @@ int check_package_path(const std::string& output) {
   if (Status s = check_output_path(output, "--output " + output); !s.is_ok()) {
     return report_failure(s.message());
   }
+  // Made 0755 whatever the umask: the work folder goes beside the package
+  // by default, and the cache refuses one inside a folder others can write.
   if (const auto folder = std::filesystem::path(output).parent_path(); !folder.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(folder, error);
-    if (error) {
-      return report_failure("--output: cannot create " + folder.string() + ": " + error.message());
+    if (Status s = make_folders(folder.string(), 0755); !s.is_ok()) {
+      return report_failure("--output: " + s.message());
     }
   }
   if (Status s = check_can_create(output, "--output " + output); !s.is_ok()) {

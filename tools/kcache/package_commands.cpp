@@ -1,10 +1,13 @@
 // kcache install and kcache import: a package into the system folder, or
 // its entries into the user cache.
 #include <kcache/cache.h>
+#include <kcache/options.h>
+#include <kcache/package.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <system_error>
 
 #include "commands.h"
@@ -23,27 +26,45 @@ std::string db_of(const PackageInfo& info) {
 // Installs `path` as <folder>/<db>.kdb: checked whole first, then copied
 // to a temporary file beside the target, synced and renamed over it, so
 // the system tier never sees half a package.
-int install_one(const std::string& path, const std::string& folder) {
-  auto info = read_package_info(path, /*check_entries=*/true);
+// A package the system tier would refuse whatever folder it lies in is not
+// installed (and an installed one it would replace stays): entries that
+// fail their checks, a signature that does not hold, under the trusted
+// keys (KCACHE_TRUSTED_KEYS) one they do not sign, a database name that is
+// not a file name, a key or entry format this kcache does not read.
+int install_one(const std::string& path, const std::string& folder,
+                const std::vector<std::string>& trusted_keys) {
+  auto info = read_package_info(path, /*check_entries=*/true, trusted_keys);
   if (!info) return report_failure(about(path, info.status().message()) + "; not installed");
   if (info->bad_entries > 0) {
     return report_failure(path + ": " + std::to_string(info->bad_entries) + " of its " +
                           std::to_string(info->kernels) +
                           " entries fail their checks; not installed");
   }
+  if (!info->signature_problem.empty()) {
+    return report_failure(path + ": its signature does not hold (" + info->signature_problem +
+                          "); not installed");
+  }
+  if (!trusted_keys.empty() && !info->refusal.empty()) {
+    return report_failure(path + ": " + info->refusal +
+                          " (KCACHE_TRUSTED_KEYS is set); not installed");
+  }
   const std::string db = db_of(*info);
-  if (db.empty() || db.find('/') != std::string::npos || db.starts_with('.')) {
+  if (db.empty() || db.find('/') != std::string::npos || db.starts_with('.') ||
+      std::any_of(db.begin(), db.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
     return report_failure(path + " names no database it belongs to; not installed");
   }
-  std::error_code error;
-  std::filesystem::create_directories(folder, error);
-  if (error) return report_failure("cannot create " + folder + ": " + error.message());
+  if (std::string unfit = package_unfit_reason(*info, db, CompilerIdentity{}); !unfit.empty()) {
+    return report_failure(path + ": " + unfit + "; not installed");
+  }
+  // Folders that others cannot write and a file they can read, whatever
+  // the umask: the system tier refuses a package others could have written.
+  if (Status s = make_folders(folder, 0755); !s.is_ok()) return report_failure(s.message());
   auto bytes = read_input_file(path, path, std::uint64_t(1) << 40);
   if (!bytes) return report_failure(bytes.status().message());
   const std::string target = (std::filesystem::path(folder) / (db + ".kdb")).string();
   if (Status s = write_output_file(
           target, target, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()},
-          /*sync=*/true);
+          /*sync=*/true, /*mode=*/0644);
       !s.is_ok()) {
     return report_failure(s.message());
   }
@@ -61,20 +82,27 @@ int install_one(const std::string& path, const std::string& folder) {
   return 0;
 }
 
-int run_install(const std::vector<std::string>& packages, const std::string& prefix) {
+int run_install(const std::vector<std::string>& packages,
+                const std::optional<std::string>& prefix) {
+  if (prefix && prefix->empty()) {
+    std::cerr << "kcache: --prefix is empty; name a folder (or leave --prefix out to install "
+                 "into the system folder in use)\n";
+    return 2;
+  }
   std::string folder;
-  if (!prefix.empty()) {
-    folder = (std::filesystem::path(prefix) / "share/kcache/db").string();
+  const ResolvedConfig config = resolve_config(CacheOptions{});
+  if (prefix) {
+    folder = (std::filesystem::path(*prefix) / "share/kcache/db").string();
   } else {
-    auto cache = Cache::open();
-    if (!cache) return report_failure(cache.status().message());
-    folder = (*cache)->config().system_db_path;
+    folder = config.system_db_path;
     if (folder.empty()) {
       return report_failure("the cache is disabled, so there is no system folder; give --prefix");
     }
   }
   int status = 0;
-  for (const auto& path : packages) status = std::max(status, install_one(path, folder));
+  for (const auto& path : packages) {
+    status = std::max(status, install_one(path, folder, config.trusted_keys));
+  }
   return status;
 }
 
@@ -141,7 +169,7 @@ Runner add_merge_command(CLI::App& app) {
 
 Runner add_install_command(CLI::App& app) {
   auto packages = std::make_shared<std::vector<std::string>>();
-  auto prefix = std::make_shared<std::string>();
+  auto prefix = std::make_shared<std::optional<std::string>>();
   CLI::App* cmd = app.add_subcommand(
       "install", "Put packages where the system tier finds them (checked, then renamed in)");
   cmd->add_option("packages", *packages, "Packages (.kdb) to install")->required();
