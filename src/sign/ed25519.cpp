@@ -15,6 +15,7 @@ struct Sodium {
   std::shared_ptr<DynamicLibrary> library;
   decltype(&::sodium_init) init = nullptr;
   decltype(&::crypto_sign_ed25519_keypair) keypair = nullptr;
+  decltype(&::crypto_sign_ed25519_seed_keypair) seed_keypair = nullptr;
   decltype(&::crypto_sign_ed25519_detached) sign = nullptr;
   decltype(&::crypto_sign_ed25519_verify_detached) verify = nullptr;
   Status status;
@@ -36,6 +37,7 @@ Sodium load() {
   s.library = *library;
   for (Status bound : {s.library->bind("sodium_init", s.init),
                        s.library->bind("crypto_sign_ed25519_keypair", s.keypair),
+                       s.library->bind("crypto_sign_ed25519_seed_keypair", s.seed_keypair),
                        s.library->bind("crypto_sign_ed25519_detached", s.sign),
                        s.library->bind("crypto_sign_ed25519_verify_detached", s.verify)}) {
     if (!bound.is_ok()) {
@@ -83,6 +85,16 @@ Result<bool> ed25519_verify(std::span<const std::uint8_t> message,
   const Sodium& s = sodium();
   if (!s.status.is_ok()) return s.status;
   return s.verify(signature.data(), message.data(), message.size(), key.data()) == 0;
+}
+
+Result<bool> ed25519_key_is_whole(const Ed25519SecretKey& key) {
+  const Sodium& s = sodium();
+  if (!s.status.is_ok()) return s.status;
+  Ed25519KeyPair derived;
+  if (s.seed_keypair(derived.public_key.data(), derived.secret_key.data(), key.data()) != 0) {
+    return Status::internal("libsodium could not derive a key pair");
+  }
+  return derived.secret_key == key;
 }
 
 Ed25519PublicKey ed25519_public_of(const Ed25519SecretKey& key) {

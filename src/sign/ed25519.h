@@ -29,6 +29,10 @@ Result<Ed25519Signature> ed25519_sign(std::span<const std::uint8_t> message,
 // Whether `signature` is `key`'s over `message`; kUnavailable as above.
 Result<bool> ed25519_verify(std::span<const std::uint8_t> message,
                             const Ed25519Signature& signature, const Ed25519PublicKey& key);
+// Whether a secret key's public half is the one its seed makes (a key file
+// with another key's public half pasted in signs what no one can check);
+// kUnavailable as above.
+Result<bool> ed25519_key_is_whole(const Ed25519SecretKey& key);
 // The public half of a secret key (its last 32 bytes).
 Ed25519PublicKey ed25519_public_of(const Ed25519SecretKey& key);
 

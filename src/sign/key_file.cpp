@@ -111,6 +111,13 @@ Result<Ed25519SecretKey> read_secret_key(const std::string& path, const Env& env
   }
   auto key = read_key<Ed25519SecretKey>(path, kSecretTag, env);
   if (!key) return key.status();
+  auto whole = ed25519_key_is_whole(*key);
+  if (!whole) return whole.status();
+  if (!*whole) {
+    return Status::invalid_argument(path +
+                                    " is damaged: its public half is not the one its seed makes, "
+                                    "so nothing it signed could be checked; make a new key");
+  }
   return key;
 }
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "fakes/temp_folder.h"
@@ -55,6 +56,23 @@ TEST_F(KeyFileTest, APrivateKeyOthersCanReadIsRefused) {
   ASSERT_FALSE(key.is_ok());
   EXPECT_NE(key.status().message().find("mode 0640"), std::string::npos) << key.status().message();
   EXPECT_NE(key.status().message().find("chmod 600"), std::string::npos);
+}
+
+// A private key whose public half is another key's (pasted in, or
+// damaged) would sign what no one can check: refused, with why.
+TEST_F(KeyFileTest, APrivateKeyWithAnotherPublicHalfIsRefused) {
+  auto other = ed25519_generate();
+  ASSERT_TRUE(other.is_ok());
+  Ed25519KeyPair mixed = pair_;
+  std::copy(other->public_key.begin(), other->public_key.end(), mixed.secret_key.begin() + 32);
+  ASSERT_TRUE(write_key_pair(dir_ / "k", mixed, false, env_).is_ok());
+  auto key = read_secret_key(dir_ / "k", env_);
+  ASSERT_FALSE(key.is_ok());
+  EXPECT_EQ(key.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(key.status().message().find("is damaged"), std::string::npos) << key.status().message();
+  auto whole = ed25519_key_is_whole(pair_.secret_key);
+  ASSERT_TRUE(whole.is_ok());
+  EXPECT_TRUE(*whole);
 }
 
 TEST_F(KeyFileTest, AKeyThroughALinkIsRead) {
