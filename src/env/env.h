@@ -194,8 +194,8 @@ class Env {
   // Whether group `group` holds this user alone: the user's own primary
   // group, named as the user, with no other member listed (a "user private
   // group", as Debian and Fedora make for each user, where a umask of 002
-  // leaves new folders group-writable). Writable by that group is writable
-  // by no one else.
+  // leaves new folders group-writable), and no other account's primary
+  // group. Writable by that group is writable by no one else.
   [[nodiscard]] virtual bool group_is_private(gid_t group) const = 0;
   // Tries to lock one byte, at `offset`, of `path` (created with `mode`
   // when missing; a symbolic link there is an error, never followed) for

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <vector>
 
 #include "env/change_watch.h"
 #include "env/env.h"
@@ -441,7 +443,39 @@ class PosixEnv final : public Env {
     for (char** member = found->gr_mem; *member != nullptr; ++member) {
       if (name != *member) return false;
     }
-    return true;
+    return no_other_account_has(group, me);
+  }
+
+  // Whether no account but `me` has `group` as its primary group: the
+  // group's member list does not name those (useradd -g), yet they write
+  // what the group may. The account database is walked whole, under a
+  // lock (its walk is one per process); reached only for a folder or file
+  // that its group may write.
+  static bool no_other_account_has(gid_t group, uid_t me) {
+    static std::mutex walking;
+    std::lock_guard lock(walking);
+    ::setpwent();
+    std::vector<char> buffer(16384);
+    bool alone = true;
+    for (;;) {
+      struct passwd entry;
+      struct passwd* account = nullptr;
+      const int rc = ::getpwent_r(&entry, buffer.data(), buffer.size(), &account);
+      if (rc == ERANGE && buffer.size() < (1u << 20)) {
+        buffer.resize(buffer.size() * 2);
+        continue;
+      }
+      if (rc != 0 || account == nullptr) {
+        alone = alone && (rc == 0 || rc == ENOENT);  // the end, not a failed walk
+        break;
+      }
+      if (account->pw_gid == group && account->pw_uid != me) {
+        alone = false;
+        break;
+      }
+    }
+    ::endpwent();
+    return alone;
   }
 
   ChangeWatch* change_watch() const override { return process_change_watch(); }
