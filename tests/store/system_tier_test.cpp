@@ -377,13 +377,48 @@ TEST_F(SignedPackagesTest, AnAlteredEntryIsNeverServed) {
     ASSERT_TRUE(got.is_ok());
     EXPECT_FALSE(got->has_value());
   }
-  EXPECT_EQ(events_.count, 2);
+  EXPECT_EQ(events_.count, 1);  // one report for the package
   VerifyReport report;
   ASSERT_TRUE(with_keys->verify(false, report).is_ok());
   ASSERT_EQ(report.problems.size(), 1u);
   EXPECT_NE(report.problems[0].problem.find("not the one its package was signed with"),
             std::string::npos)
       << report.problems[0].problem;
+}
+
+// A signed package one entry of which is not as signed was altered after
+// signing: once that is seen, none of its entries is served (as for a
+// signature that fails), with one report; what was served before was each
+// entry as signed.
+TEST_F(SignedPackagesTest, AnAlteredEntryRefusesItsWholePackage) {
+  const Entry intact = entry_named("intact");
+  Entry evil = entry_;
+  const std::string other_binary = "f";
+  evil.storage =
+      ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(other_binary.data()), 1});
+  write_package(dir_ / "db/signed.kdb", {entry_, intact}, &signer_.signer);
+  std::string bytes = testing::read_file(dir_ / "db/signed.kdb");
+  const auto encoded = encode_entry(entry_, Compression::kNone);
+  const auto evil_encoded = encode_entry(evil, Compression::kNone);
+  ASSERT_TRUE(encoded.is_ok() && evil_encoded.is_ok());
+  ASSERT_EQ(encoded->size(), evil_encoded->size());
+  const std::size_t at = bytes.find(std::string(encoded->begin(), encoded->end()));
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, evil_encoded->size(), std::string(evil_encoded->begin(), evil_encoded->end()));
+  testing::write_file(dir_ / "db/signed.kdb", bytes);
+  ::chmod((dir_ / "db/signed.kdb").c_str(), 0644);
+
+  auto with_keys = tier({dir_ / "trusted.pub"});
+  EXPECT_TRUE(with_keys->get({"signed", "signed"}, intact.key)->has_value());
+  EXPECT_FALSE(with_keys->get({"signed", "signed"}, entry_.key)->has_value());
+  EXPECT_FALSE(with_keys->get({"signed", "signed"}, intact.key)->has_value());
+  EXPECT_FALSE(with_keys->get({"signed", "signed"}, entry_.key)->has_value());
+  EXPECT_EQ(events_.count, 1);
+
+  // Without keys the signature is not asked for: each entry stands on its
+  // own checksum, and the intact one is served.
+  auto without = tier({});
+  EXPECT_TRUE(without->get({"signed", "signed"}, intact.key)->has_value());
 }
 
 TEST_F(SignedPackagesTest, ASignatureLiftsTheOwnershipRule) {

@@ -22,7 +22,6 @@ std::string untrusted_text(const std::string& reason) {
 std::string unsigned_text(const std::string& refusal) {
   return "not used: " + refusal + " (KCACHE_TRUSTED_KEYS)";
 }
-const Status kDigestMismatch = Status::corruption(std::string(kNotAsSigned));
 
 class SystemTier final : public Tier {
  public:
@@ -62,7 +61,10 @@ class SystemTier final : public Tier {
            {exact_package.get(), db.arch != db.exact ? arch_package.get() : nullptr}) {
         const KdbReader* kdb = p != nullptr ? p->reader.get() : nullptr;
         const std::string& name = p == exact_package.get() ? db.exact : db.arch;
-        if (kdb == nullptr || !serves(*p, name, db.compiler)) continue;
+        if (kdb == nullptr || p->altered.load(std::memory_order_acquire) ||
+            !serves(*p, name, db.compiler)) {
+          continue;
+        }
         auto slot = kdb->find(key);
         if (!slot) continue;
         auto got = entry_in(*p, *slot, key);
@@ -147,6 +149,10 @@ class SystemTier final : public Tier {
     // that vouches for it, and entries are copied out, never lent).
     bool check_digests = false;
     bool check_every_read = false;
+    // An entry of it was found not as signed: a package altered after it
+    // was signed is refused whole, as one whose signature fails is, for
+    // the rest of the process (entries served before were each as signed).
+    mutable std::atomic<bool> altered{false};
     // Per slot: its bytes passed every check once in this process. A
     // mapped entry is not checked again; a copied one is checksummed on
     // every read, and its digest compared once.
@@ -183,7 +189,16 @@ class SystemTier final : public Tier {
     if (!bytes) return bytes.status();
     if (p.check_digests && (first || p.check_every_read) &&
         !matches_signed_digest(kdb, slot, bytes->span())) {
-      return bad_entry(p, kdb.path() + "#" + key.hex(), kDigestMismatch);
+      auto unchanged = kdb.unchanged();
+      if (unchanged && !*unchanged) return Found{std::nullopt, true};  // replaced: opened anew
+      // One report for the package, not one per entry.
+      if (!p.altered.exchange(true)) {
+        events_.on_corrupt(name(), kdb.path(),
+                           Status::corruption("entry " + key.hex() +
+                                              " is not the one it was signed with: the package "
+                                              "was altered after it was signed"));
+      }
+      return Found{};
     }
     const EntryCheck check =
         kdb.mapped() && !first ? EntryCheck::kChecksumPassed : EntryCheck::kFull;
