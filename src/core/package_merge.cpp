@@ -8,6 +8,7 @@
 #include "format/entry.h"
 #include "format/kdb_file.h"
 #include "sign/package_signer.h"
+#include "store/system/package_fit.h"
 #include "store/system/trusted_keys.h"
 
 namespace kcache {
@@ -48,6 +49,11 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
     if (its_db.empty() || its_db != db) {
       return Status::invalid_argument(path + " is a package of '" + its_db + "', not of '" + db +
                                       "': only packages of one database are merged");
+    }
+    // A package of a key or entry format this kcache does not read is not
+    // relabelled as one it does.
+    if (auto unfit = unfit_reason((*kdb)->metadata(), its_db, CompilerIdentity{})) {
+      return Status::invalid_argument(path + ": " + *unfit + "; not merged");
     }
     for (const auto& [name, value] : (*kdb)->metadata()) {
       if (name == "compiler") compilers.insert(value);

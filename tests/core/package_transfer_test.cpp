@@ -163,6 +163,27 @@ TEST_F(ImportTest, APackageThatNamesNoDatabaseIsRefused) {
   EXPECT_NE(imported.status().message().find("names no database"), std::string::npos);
 }
 
+// merge joins packages this kcache reads: one of another key format is
+// refused, not relabelled with this kcache's format, and nothing written.
+TEST_F(ImportTest, MergeRefusesAPackageOfAnotherKeyFormat) {
+  const std::string good = dir_ / "good.kdb";
+  const std::string other = dir_ / "other.kdb";
+  write_package(good, {a_});
+  std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> encoded;
+  encoded.emplace_back(b_.key, *encode_entry(b_, Compression::kNone));
+  ASSERT_TRUE(
+      write_kdb(Env::posix(), other, encoded, {{"db", "gfx90a"}, {"key_format", "99"}}, nullptr)
+          .is_ok());
+  const std::string out = dir_ / "merged.kdb";
+  auto merged = merge_packages({good, other}, out, "");
+  ASSERT_FALSE(merged.is_ok());
+  EXPECT_EQ(merged.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(merged.status().message().find("key format 99"), std::string::npos)
+      << merged.status().message();
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_TRUE(merge_packages({good}, out, "").is_ok());
+}
+
 TEST_F(ImportTest, ATruncatedPackageIsAnErrorNotAPartialImport) {
   const std::string pkg = dir_ / "gfx90a.kdb";
   write_package(pkg, {a_, b_});
