@@ -18,6 +18,9 @@ expect_eq "private key mode" 600 "$(stat -c %a "$T/keys/release")"
 run keygen --output "$T/keys/release"
 expect_rc 1
 expect_contains "keygen keeps a key" "exists; give --force to replace it" "$ERR"
+run keygen --output ""
+expect_rc 2
+expect_contains "keygen: an empty --output" "--output is empty" "$ERR"
 run keygen --output "$T/keys/other"
 expect_rc 0
 key_id=$(sed -n 's/^kcache-ed25519-public [0-9a-f]* key \([0-9a-f]*\)$/\1/p' "$T/keys/release.pub")
@@ -78,6 +81,17 @@ expect_rc 1
 expect_contains "verify: altered signature" "does not match its contents" "$OUT"
 run verify "$T/pkg/bad-signature.kdb"
 expect_rc 1
+
+# sign signs a file in place, never through a link (which it would
+# replace by a signed copy, the file it names left unsigned).
+ln -s "$T/pkg/gfx906_60.kdb" "$T/pkg/link.kdb"
+before="$(snapshot "$T/pkg")"
+run sign "$T/pkg/link.kdb" --key "$T/keys/other"
+expect_rc 1
+expect_contains "sign refuses a link" "is a symbolic link" "$ERR"
+expect_eq "nothing signed through a link" "$before" "$(snapshot "$T/pkg")"
+[[ -L "$T/pkg/link.kdb" ]] || fail "sign replaced the link"
+rm "$T/pkg/link.kdb"
 
 # install takes only what the system tier would use: not a broken
 # signature, and under trusted keys not an unsigned package nor one signed

@@ -5,11 +5,16 @@
 #include <iostream>
 
 #include "commands.h"
+#include "named_files.h"
 
 namespace kcache::tool {
 namespace {
 
 int run_keygen(const std::string& output, bool force) {
+  if (output.empty()) {
+    std::cerr << "kcache: --output is empty; name the private key's file\n";
+    return 2;
+  }
   auto id = generate_signing_key(output, force);
   if (!id) return report_failure(id.status().message());
   std::cout << "wrote the private key " << output
@@ -24,6 +29,12 @@ int run_sign(const std::vector<std::string>& packages, const std::string& key) {
   if (int bad = check_key_option("--key", key); bad != 0) return bad;
   int status = 0;
   for (const auto& path : packages) {
+    // Signed in place: a link is refused, not replaced by a signed copy
+    // while what it points at stays unsigned.
+    if (Status s = check_output_path(path, path); !s.is_ok()) {
+      status = report_failure(s.message() + "; not signed");
+      continue;
+    }
     auto id = sign_package(path, key);
     if (!id) {
       status = report_failure(about(path, id.status().message()));
