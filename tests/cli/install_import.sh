@@ -68,6 +68,37 @@ expect_eq "the prefix is unchanged" "$before" "$(snapshot "$T/prefix")"
 run install "$T/nothing.kdb" --prefix "$T/prefix"
 expect_rc 1
 
+# A package whose database name holds control characters (crafted: its
+# metadata rewritten, its checksum made anew): info shows them escaped,
+# install names no file after it.
+python3 - "$good" "$T/escape.kdb" <<'PY' || fail "could not craft a package"
+import ctypes, struct, sys
+xxh = ctypes.CDLL("libxxhash.so.0")
+class H128(ctypes.Structure):
+    _fields_ = [("lo", ctypes.c_uint64), ("hi", ctypes.c_uint64)]
+xxh.XXH3_128bits.restype = H128
+xxh.XXH3_128bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+data = bytearray(open(sys.argv[1], "rb").read())
+flags, count, index, meta, meta_size = struct.unpack_from("<IQQQI", data, 12)
+assert flags == 0 and meta + meta_size == len(data), (flags, meta, meta_size, len(data))
+metadata = bytes(data[meta:]).replace(b"db gfx906_60\n", b"db gfx906_60\x1b[2J\n")
+assert len(metadata) == meta_size + 4
+data = data[:meta] + metadata
+struct.pack_into("<I", data, 12 + 28, len(metadata))
+h = xxh.XXH3_128bits(bytes(data[0:48]) + bytes(data[index:]), len(data[0:48]) + len(data) - index)
+data[48:64] = struct.pack(">QQ", h.hi, h.lo)
+open(sys.argv[2], "wb").write(data)
+PY
+run info "$T/escape.kdb"
+expect_rc 0
+expect_contains "info escapes a control character" 'gfx906_60\x1b[2J' "$OUT"
+[[ "$OUT" != *$'\e'* ]] || fail "info wrote a raw escape character: $OUT"
+run install "$T/escape.kdb" --prefix "$T/escaped"
+expect_rc 1
+expect_contains "install names no file after it" "names no database it belongs to" "$ERR"
+[[ ! -e "$T/escaped/share/kcache/db" ]] || [[ -z "$(ls -A "$T/escaped/share/kcache/db")" ]] ||
+  fail "install wrote $(ls -A "$T/escaped/share/kcache/db")"
+
 # Import: the entries into a fresh user cache, then hits from it.
 rm -f "$T/sys/gfx906_60.kdb"
 export KCACHE_CUSTOM_CACHE_DIR="$T/imported"

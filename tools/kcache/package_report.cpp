@@ -67,6 +67,24 @@ std::string target_of(const PackageInfo& info) {
   return {};
 }
 
+// A package's own words for a terminal: its control characters written
+// as \xNN, so a crafted field cannot clear the screen or forge a line.
+std::string shown(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kDigits[] = "0123456789abcdef";
+      out += "\\x";
+      out += kDigits[c >> 4];
+      out += kDigits[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 nlohmann::json package_json(const PackageInfo& info) {
   nlohmann::json metadata = nlohmann::json::object();
   for (const auto& [name, value] : info.metadata) {
@@ -243,10 +261,10 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     };
     std::cout << info->path << "\n"
               << row("format") << info->format_version << "\n"
-              << row("target") << target_of(*info) << "\n"
+              << row("target") << shown(target_of(*info)) << "\n"
               << row("kernels") << info->kernels << "\n";
     for (const auto& [name, value] : info->metadata) {
-      std::cout << row(name) << (name == "created" ? date_of(value) : value) << "\n";
+      std::cout << row(shown(name)) << (name == "created" ? date_of(value) : shown(value)) << "\n";
     }
     std::cout << row("signed") << signature_text(*info) << "\n"
               << row("trusted")
