@@ -22,7 +22,8 @@ bool all_digits(std::string_view text) {
 }
 
 bool valid_arch(std::string_view arch) {
-  if (arch.empty() || arch.size() > 128) return false;
+  // Not "." or "..", nor a hidden file's name: an arch names its database file.
+  if (arch.empty() || arch.size() > 128 || arch.front() == '.') return false;
   return std::all_of(arch.begin(), arch.end(), [](unsigned char c) {
     return std::isalnum(c) || c == '_' || c == '-' || c == '.';
   });
@@ -97,7 +98,8 @@ Result<Target> Target::parse(std::string_view text) {
   }
   if (!valid_arch(head)) {
     return Status::invalid_argument("target '" + std::string(text) +
-                                    "' is not an arch name (letters, digits, '_', '-', '.')");
+                                    "' is not an arch name (letters, digits, '_', '-', '.', not "
+                                    "starting with '.')");
   }
   target.arch = std::string(head);
   return target;

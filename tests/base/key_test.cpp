@@ -67,6 +67,11 @@ TEST(TargetTest, UnitsAreDecimalInNames) {
 TEST(TargetTest, RejectsMalformed) {
   EXPECT_FALSE(Target::parse("").is_ok());
   EXPECT_FALSE(Target::parse("../etc").is_ok());
+  // An arch names its database file: not "." or "..", nor a hidden name.
+  for (const char* dots : {".", "..", ".hidden", "._60"}) {
+    EXPECT_FALSE(Target::parse(dots).is_ok()) << dots;
+  }
+  EXPECT_TRUE(Target::parse("gfx906.x").is_ok());
   EXPECT_FALSE(Target::parse("gfx906:xnack").is_ok());
   EXPECT_FALSE(Target::parse("gfx906:").is_ok());
   EXPECT_FALSE(Target::parse("a b").is_ok());
