@@ -7,7 +7,8 @@
 # NVRTC's, and as they were given otherwise; the keys are the program's.
 # Seen two ways: the workers' environment, read while the pack is stopped
 # (any NVRTC), and, where NVRTC starts the driver itself (13 and later),
-# what each cuInit of the stand-in driver (FAKE_CUDA_DIR) was let see.
+# what each cuInit of the stand-in driver (FAKE_CUDA_DIR) was let see; the
+# stand-in then finds no device, as the driver does, and NVRTC compiles on.
 # A relative --nvrtc-library names the file where pack runs, for any --jobs.
 source "$(dirname "$0")/lib.sh"
 fresh_env

@@ -31,6 +31,7 @@ namespace {
 constexpr int kSuccess = 0;
 constexpr int kInvalidValue = 1;
 constexpr int kNotInitialized = 3;
+constexpr int kNoDevice = 100;
 constexpr int kInvalidImage = 200;
 constexpr int kInvalidContext = 201;
 constexpr int kInvalidHandle = 400;
@@ -113,6 +114,10 @@ int cuInit(unsigned flags) {
     }
   }
   if (flags != 0) return kInvalidValue;
+  // As the driver: no GPU may be seen, so none is found.
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible == '\0') {
+    return kNoDevice;
+  }
   initialized = true;
   return kSuccess;
 }
@@ -128,6 +133,9 @@ int cuGetErrorString(int error, const char** text) {
   switch (error) {
     case kSuccess:
       *text = "no error";
+      break;
+    case kNoDevice:
+      *text = "no CUDA-capable device is detected";
       break;
     case kInvalidImage:
       *text = "device kernel image is invalid";
