@@ -551,12 +551,13 @@ class Runner:
 
 class StateSampler:
     """Where the pack's processes spend the wall time, read from the
-    kernel's scheduler statistics: every 10 ms, each process below the
+    kernel's scheduler statistics: every 25 ms (one thread of this script; reading
+    /proc costs it a few per cent of one core), each process below the
     started ones (the workers and the packs themselves), each thread's
     /proc/PID/task/TID/schedstat (ns on a CPU, ns runnable but waiting for
     one). A process's time alive less both is time asleep (a pipe, a lock,
     the disk). The last sample before a process ends stands for its end,
-    so up to 10 ms of each process is missed. Counted: the workers of a
+    so up to 25 ms of each process is missed. Counted: the workers of a
     pack with several jobs, else the started processes. Linux only; silent
     elsewhere."""
 
@@ -623,7 +624,7 @@ class StateSampler:
                 entry[1], entry[2], entry[3] = now, stats[0], stats[1]
                 todo += self.children(pid)
             self.samples += 1
-            self.done.wait(0.01)
+            self.done.wait(0.025)
 
     def stop(self):
         self.done.set()
