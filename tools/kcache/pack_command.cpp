@@ -250,9 +250,11 @@ void keep_freed_memory() {
 // an H100 host 16 workers starting at once slept 1.7 cores' worth in the
 // driver's locks (docs/benchmarks.md). When every line to pack is NVRTC's,
 // the pack and its workers hide the GPUs from it (CUDA_VISIBLE_DEVICES
-// empty, before anything loads the driver); the keys and cubins are the
-// same either way (scripts/device/nvrtc_driver_probe.sh). Another backend
-// may need the device (OpenCL compiles for one): left as it is.
+// empty, before anything loads the driver): they compile as a build
+// machine without a GPU does, and the keys are the same (the environment
+// is not in a key; scripts/device/nvrtc_driver_probe.sh compares the
+// cubins too). Another backend may need the device (OpenCL compiles for
+// one): left as it is.
 void hide_gpus_when_only_nvrtc(const std::vector<Line>& lines) {
   const bool only_nvrtc = std::all_of(lines.begin(), lines.end(),
                                       [](const Line& line) { return line.backend == "nvrtc"; });
