@@ -1,4 +1,5 @@
 #include "format/kdb_file.h"
+#include "env/abandoned_temporaries.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,6 +7,7 @@
 #include <tuple>
 
 #include "base/hash.h"
+#include "env/abandoned_temporaries.h"
 #include "env/file_mapping.h"
 #include "format/endian.h"
 
@@ -247,7 +249,9 @@ Status write_kdb(Env& env, const std::string& path,
     if (!signature) return signature.status();
     std::memcpy(out.data() + out.size() - kSignatureSize, signature->data(), kSignatureSize);
   }
-  // A package is installed for every user of the machine to read.
+  // What a writer killed before its rename left (a whole package's size
+  // each time), then the package, installed for every user to read.
+  remove_abandoned_temporaries(env, path);
   return env.write_file_atomic(path, out, /*sync=*/true, 0644);
 }
 

@@ -1,6 +1,9 @@
 #include "format/kdb_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -226,6 +229,27 @@ TEST(KdbFileTest, ASignerThatFailsWritesNothing) {
   Status written = write_kdb(Env::posix(), dir / "s.kdb", make_entries(2), {}, &failing);
   EXPECT_EQ(written.code(), StatusCode::kUnavailable);
   EXPECT_FALSE(std::filesystem::exists(dir / "s.kdb"));
+}
+
+// A package written where a killed pack left its temporary (its writer's
+// pid gone, not written to for an hour): the package in place, the
+// temporary gone (env/abandoned_temporaries.h).
+TEST(KdbFileTest, WritingAPackageRemovesWhatAKilledWriterLeft) {
+  TempFolder dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  const std::string left = dir / ("sm_90.kdb.tmp." + std::to_string(child) + ".0.42");
+  testing::write_file(left, "half a package");
+  struct timeval times[2];
+  ::gettimeofday(&times[0], nullptr);
+  times[0].tv_sec -= 3600;
+  times[1] = times[0];
+  ASSERT_EQ(::utimes(left.c_str(), times), 0);
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "sm_90.kdb", {}, {{"db", "sm_90"}}, nullptr).is_ok());
+  EXPECT_FALSE(std::filesystem::exists(left));
+  EXPECT_TRUE(std::filesystem::exists(dir / "sm_90.kdb"));
 }
 
 }  // namespace
