@@ -186,6 +186,7 @@ PY
 run pack --manifest "$T/killer.jsonl" --target gfx906_60 --output "$T/pkg/killer.kdb" --jobs 2
 expect_rc 1
 expect_contains "the killing line fails" "failed line 2: the worker compiling it ended (it was killed by signal 9), twice" "$ERR"
+expect_contains "the first loss is said" "kcache: note: the job compiling line 2 ended (it was killed by signal 9); line 2 is compiled again" "$ERR"
 expect_contains "the others are packed" "packed 3 kernels for gfx906_60" "$OUT"
 expect_eq "one line failed" 1 "$(grep -c '^kcache: failed' <<<"$ERR")"
 

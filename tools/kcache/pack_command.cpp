@@ -403,7 +403,14 @@ int run_pack(const PackArgs& args) {
     // Jobs are processes (pack_workers.h): the same command, as workers.
     std::vector<std::string> arguments = tool_arguments();
     arguments.push_back("--worker");
-    run_workers(arguments, jobs, lines.size(), record);
+    // A compiler that crashed took its worker along: said, as its line is
+    // tried again (a second loss fails it, named at the end).
+    auto retry = [&](std::size_t index, const std::string& why) {
+      const std::string number = std::to_string(lines[index].number);
+      progress.say("kcache: note: the job compiling line " + number + " ended (" + why +
+                   "); line " + number + " is compiled again");
+    };
+    run_workers(arguments, jobs, lines.size(), record, retry);
   }
 
   const double compile_seconds = seconds_since(compiling);

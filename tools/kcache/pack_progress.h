@@ -30,6 +30,13 @@ class Progress {
   explicit Progress(std::size_t total)
       : total_(total), tty_(::isatty(2) == 1), start_(std::chrono::steady_clock::now()) {}
 
+  // A line of its own between progress lines (on a terminal the progress
+  // line is cleared for it, and drawn again by the next done()).
+  void say(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    std::cerr << (tty_ ? "\r\033[K" : "") << text << "\n" << std::flush;
+  }
+
   void done(const Line& line, const std::string& outcome) {
     std::lock_guard lock(mutex_);
     ++done_;

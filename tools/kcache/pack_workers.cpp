@@ -167,7 +167,8 @@ std::optional<Outcome> decode_outcome(std::string_view line) {
 }
 
 void run_workers(const std::vector<std::string>& arguments, unsigned workers, std::size_t count,
-                 const std::function<void(const Outcome&)>& on_outcome) {
+                 const std::function<void(const Outcome&)>& on_outcome,
+                 const std::function<void(std::size_t, const std::string&)>& on_retry) {
   // A worker that dies must not take the pack with it on the next write.
   struct sigaction ignore {
   }, before{};
@@ -231,6 +232,7 @@ void run_workers(const std::vector<std::string>& arguments, unsigned workers, st
         for (std::size_t index : worker.handed) {
           if (++losses[index] < 2) {
             queue.push_front(index);
+            if (on_retry) on_retry(index, why);
             continue;
           }
           Outcome lost;

@@ -38,8 +38,12 @@ std::optional<Outcome> decode_outcome(std::string_view line);
 // Runs `workers` processes of `arguments` (argv[0] is replaced by this
 // program) over lines 0..count-1, calling `on_outcome` in this thread for
 // each one reported. Lines no worker reported (it died, or could not be
-// started) come back as failed outcomes saying why.
-void run_workers(const std::vector<std::string>& arguments, unsigned workers, std::size_t count,
-                 const std::function<void(const Outcome&)>& on_outcome);
+// started) come back as failed outcomes saying why. A line whose worker
+// died the first time is handed out again, and `on_retry` (when given)
+// told which and why.
+void run_workers(
+    const std::vector<std::string>& arguments, unsigned workers, std::size_t count,
+    const std::function<void(const Outcome&)>& on_outcome,
+    const std::function<void(std::size_t index, const std::string& why)>& on_retry = nullptr);
 
 }  // namespace kcache::tool
