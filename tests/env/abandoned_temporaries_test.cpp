@@ -18,6 +18,7 @@
 namespace kcache {
 namespace {
 
+using testing::names_in;
 using testing::TempFolder;
 
 // The pid of a process that has ended (a child, waited for).
@@ -37,15 +38,6 @@ void make_file(const std::string& path, long age_seconds) {
   times[0].tv_sec -= age_seconds;
   times[1] = times[0];
   ASSERT_EQ(::utimes(path.c_str(), times), 0);
-}
-
-std::vector<std::string> names_in(const std::string& folder) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(folder)) {
-    names.push_back(e.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 TEST(AbandonedTemporariesTest, OnlyAGoneWritersOldTemporaryOfThatFileIsRemoved) {

@@ -18,16 +18,8 @@
 namespace kcache {
 namespace {
 
+using testing::names_in;
 using testing::TempFolder;
-
-std::vector<std::string> names_in(const std::string& folder) {
-  std::vector<std::string> names;
-  for (const auto& f : std::filesystem::directory_iterator(folder)) {
-    names.push_back(f.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 std::span<const std::uint8_t> bytes_of(const std::string& text) {
   return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
