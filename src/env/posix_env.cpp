@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -448,12 +449,21 @@ class PosixEnv final : public Env {
 
   // Whether no account but `me` has `group` as its primary group: the
   // group's member list does not name those (useradd -g), yet they write
-  // what the group may. The account database is walked whole, under a
-  // lock (its walk is one per process); reached only for a folder or file
-  // that its group may write.
+  // what the group may. The account database is walked whole (it may be a
+  // directory service), once per process and group: the answer is kept;
+  // reached only for a folder or file that its group may write.
   static bool no_other_account_has(gid_t group, uid_t me) {
     static std::mutex walking;
+    static std::map<std::pair<gid_t, uid_t>, bool> known;
     std::lock_guard lock(walking);
+    if (auto it = known.find({group, me}); it != known.end()) return it->second;
+    const bool alone = walk_accounts_for(group, me);
+    known.emplace(std::pair{group, me}, alone);
+    return alone;
+  }
+
+  // no_other_account_has's walk (its caller holds the lock getpwent needs).
+  static bool walk_accounts_for(gid_t group, uid_t me) {
     ::setpwent();
     std::vector<char> buffer(16384);
     bool alone = true;
