@@ -10,10 +10,15 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace kcache {
+
+// Whether `name` can name a database (its files' basename, a package's
+// metadata "db"): letters, digits, '_', '-', '.', not first, at most 200.
+KCACHE_EXPORT bool valid_db_name(std::string_view name);
 
 // What a package (.kdb) says of itself, for `kcache info PKG`: its format,
 // kernel count and metadata ("db", "created" (Unix seconds), "producer",

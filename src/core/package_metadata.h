@@ -2,6 +2,8 @@
 // for `export` and `merge`.
 #pragma once
 
+#include <kcache/package.h>  // valid_db_name
+
 #include <cstdint>
 #include <set>
 #include <string>
@@ -15,10 +17,6 @@ namespace kcache {
 // per identity in `compilers`.
 Fields package_metadata(const std::string& db, const std::set<std::string>& compilers,
                         std::int64_t created_unix);
-
-// Whether `name` can name a database (its files' basename): letters,
-// digits, '_', '-', '.', not first, at most 200.
-bool valid_db_name(std::string_view name);
 
 // "<backend> | <id> | <version>" as an entry's key material names its
 // compiler; empty when the material does not parse.

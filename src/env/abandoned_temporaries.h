@@ -1,7 +1,7 @@
 // The temporary files of atomic writes (`<path>.tmp.<pid>.<n>.<random>`,
-// Env::write_file_atomic and the tool's outputs) that a writer killed by
-// SIGKILL left beside `<path>`: a package of hundreds of megabytes each
-// time a pack, export or merge is killed while it writes.
+// Env::write_file_atomic's) that a writer killed by SIGKILL left beside
+// `<path>`: a package of hundreds of megabytes each time a pack, export or
+// merge is killed while it writes.
 //
 // A temporary is abandoned when its writer is gone (no process has its
 // pid: kill(pid, 0) says ESRCH) and it has not been written to for a

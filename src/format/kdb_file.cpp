@@ -1,5 +1,4 @@
 #include "format/kdb_file.h"
-#include "env/abandoned_temporaries.h"
 
 #include <algorithm>
 #include <cstring>

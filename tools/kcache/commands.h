@@ -3,6 +3,7 @@
 // 0 success, 1 a failure that was reported on stderr, 2 a usage error.
 #pragma once
 
+#include <kcache/package.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,11 @@ std::unique_ptr<Cache> open_cache();
 // 0 with it in `found`, or the exit status after saying why not (none,
 // several, not a key).
 int find_entry(Cache& cache, const std::string& prefix, EntryInfo& found);
+
+// The database a package belongs to, its metadata "db" (the target it was
+// packed for: `sm_90_132`, or `sm_90` for any sm_90); empty when it names
+// none (package_report.cpp).
+std::string db_of(const PackageInfo& info);
 
 // kcache info PKG... and kcache verify PKG... (package_report.cpp).
 int run_package_info(bool json, const std::vector<std::string>& packages);

@@ -16,13 +16,6 @@
 namespace kcache::tool {
 namespace {
 
-std::string db_of(const PackageInfo& info) {
-  for (const auto& [name, value] : info.metadata) {
-    if (name == "db") return value;
-  }
-  return {};
-}
-
 // Installs `path` as <folder>/<db>.kdb: checked whole first, then copied
 // to a temporary file beside the target, synced and renamed over it, so
 // the system tier never sees half a package.
@@ -49,8 +42,7 @@ int install_one(const std::string& path, const std::string& folder,
                           " (KCACHE_TRUSTED_KEYS is set); not installed");
   }
   const std::string db = db_of(*info);
-  if (db.empty() || db.find('/') != std::string::npos || db.starts_with('.') ||
-      std::any_of(db.begin(), db.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+  if (!valid_db_name(db)) {
     return report_failure(path + " names no database it belongs to; not installed");
   }
   if (std::string unfit = package_unfit_reason(*info, db, CompilerIdentity{}); !unfit.empty()) {

@@ -57,16 +57,6 @@ std::string signature_text(const PackageInfo& info) {
   return "by key " + info.signer + " (the signature holds)";
 }
 
-// The target a package was packed for, as its database names it
-// (`sm_90_132`: sm_90 with 132 units; `sm_90`: any sm_90); empty when
-// its metadata names none.
-std::string target_of(const PackageInfo& info) {
-  for (const auto& [name, value] : info.metadata) {
-    if (name == "db") return value;
-  }
-  return {};
-}
-
 // A package's own words for a terminal: its control characters written
 // as \xNN, so a crafted field cannot clear the screen or forge a line.
 std::string shown(std::string_view text) {
@@ -96,7 +86,7 @@ nlohmann::json package_json(const PackageInfo& info) {
   }
   return {{"path", info.path},
           {"format", info.format_version},
-          {"target", target_of(info)},
+          {"target", db_of(info)},
           {"kernels", info.kernels},
           {"metadata", metadata},
           {"signer", info.signer},
@@ -261,7 +251,7 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     };
     std::cout << info->path << "\n"
               << row("format") << info->format_version << "\n"
-              << row("target") << shown(target_of(*info)) << "\n"
+              << row("target") << shown(db_of(*info)) << "\n"
               << row("kernels") << info->kernels << "\n";
     for (const auto& [name, value] : info->metadata) {
       std::cout << row(shown(name)) << (name == "created" ? date_of(value) : shown(value)) << "\n";
@@ -317,6 +307,13 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
   }
   if (json) std::cout << out.dump(2) << "\n";
   return status;
+}
+
+std::string db_of(const PackageInfo& info) {
+  for (const auto& [name, value] : info.metadata) {
+    if (name == "db") return value;
+  }
+  return {};
 }
 
 }  // namespace kcache::tool
