@@ -5,7 +5,7 @@
 # caches"). No GPU: D comes from `cuda_load_bench gen` and `prepare
 # --target sm_90_132`.
 #
-#   bench/cuda/fetch_ab.sh BENCH D ROUNDS THRASH_MB LIBDIR...
+#   [SET=big] bench/cuda/fetch_ab.sh BENCH D ROUNDS THRASH_MB LIBDIR...
 #
 # BENCH: a cuda_load_bench; each LIBDIR holds a libkcache.so.0. Each round
 # runs one process per build (pinned to CPU 1 when there is one); each
@@ -22,7 +22,7 @@ for _ in $(seq "$rounds"); do
   for lib in "$@"; do
     "${cpu[@]}" env LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
       KCACHE_BENCH_THRASH_MB="$thrash" "$bench" measure --dir "$dir" --mode fetch_system \
-      --set small 2>/dev/null |
+      --set "${SET:-small}" 2>/dev/null |
       python3 -c '
 import sys
 v = sorted(float(f[3]) for f in (l.split() for l in sys.stdin) if f and f[0] == "fetch_system")
