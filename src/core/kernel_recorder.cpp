@@ -18,6 +18,11 @@ using json = nlohmann::json;
 // How long a writer waits for another one holding the manifest.
 constexpr std::chrono::seconds kLockWait{10};
 
+// How much of what was last read is compared, before the next read, with
+// what the file holds there now: a manifest rewritten to the same length
+// or longer is told from one that others only appended to.
+constexpr std::size_t kTailBytes = 64;
+
 // A text as JSON holds it: a string when it is UTF-8, else {"hex": its
 // bytes in hex}.
 json text_value(std::string_view text) {
@@ -85,11 +90,11 @@ void KernelRecorder::record(const KernelRequest& request, const Compiler& compil
                             const Target& target, const CacheKey& key, const KeyText& text) {
   {
     std::lock_guard lock(mutex_);
-    if (stopped_ || recorded_.contains(key)) return;
+    if (stopped_ || (recorded_.contains(key) && !looks_rewritten())) return;
   }
   const std::string line = line_of(request, compiler, target, key, text);
   std::lock_guard lock(mutex_);
-  if (stopped_ || recorded_.contains(key)) return;
+  if (stopped_) return;
   if (Status s = append_once(key, line); !s.is_ok()) {
     stopped_ = true;
     log_.warn_once("Record:" + path_, "Record",
@@ -99,7 +104,7 @@ void KernelRecorder::record(const KernelRequest& request, const Compiler& compil
 }
 
 Status KernelRecorder::append_once(const CacheKey& key, const std::string& line) {
-  auto file = env_.open_file(path_, OpenMode::kCreate, 0644);
+  auto file = env_.open_file(path_, OpenMode::kAppend, 0644);
   if (!file) return file.status();
   // The manifest's byte 0, held for this append alone.
   std::unique_ptr<FileLock> held;
@@ -124,11 +129,13 @@ Status KernelRecorder::append_once(const CacheKey& key, const std::string& line)
   auto size = (*file)->size();
   if (!size) return size.status();
   if (Status s = catch_up(**file, *size); !s.is_ok()) return s;
-  if (recorded_.contains(key)) return Status::ok();  // another process wrote it
+  if (recorded_.contains(key)) return Status::ok();  // in the file already
   std::string out;
   // A line a killed writer left unended is ended, not joined to ours.
   if (*size > read_up_to_) out.push_back('\n');
   out.append(line).push_back('\n');
+  // At the end, wherever it is now: one who cut the file since its size
+  // was read leaves no hole before the line (kAppend).
   if (Status s =
           (*file)->write_at(*size, {reinterpret_cast<const std::uint8_t*>(out.data()), out.size()});
       !s.is_ok()) {
@@ -138,13 +145,43 @@ Status KernelRecorder::append_once(const CacheKey& key, const std::string& line)
   }
   recorded_.insert(key);
   read_up_to_ = *size + out.size();
+  tail_ = out.substr(out.size() - std::min(out.size(), kTailBytes));
   return Status::ok();
 }
 
-Status KernelRecorder::catch_up(File& file, std::uint64_t size) {
-  if (size < read_up_to_) {
-    // Replaced or cut by someone: read it again whole.
+bool KernelRecorder::looks_rewritten() const {
+  auto now = env_.stamp(path_);
+  return !now || now->id != read_id_ || now->size < read_up_to_;
+}
+
+Result<bool> KernelRecorder::rewritten(const File& file, std::uint64_t size) const {
+  if (file.id() != read_id_ || size < read_up_to_) return true;
+  if (tail_.empty()) return false;
+  std::string there(tail_.size(), '\0');
+  if (Status s = file.read_at(read_up_to_ - tail_.size(),
+                              {reinterpret_cast<std::uint8_t*>(there.data()), there.size()});
+      !s.is_ok()) {
+    return s;
+  }
+  return there != tail_;
+}
+
+Status KernelRecorder::remember_tail(const File& file) {
+  tail_.assign(std::min<std::uint64_t>(read_up_to_, kTailBytes), '\0');
+  return file.read_at(read_up_to_ - tail_.size(),
+                      {reinterpret_cast<std::uint8_t*>(tail_.data()), tail_.size()});
+}
+
+Status KernelRecorder::catch_up(const File& file, std::uint64_t size) {
+  auto other = rewritten(file, size);
+  if (!other) return other.status();
+  if (*other) {
+    // Emptied, cut, rewritten or replaced by someone: read again whole,
+    // and what was recorded in the file read before is no longer there.
     read_up_to_ = 0;
+    read_id_ = file.id();
+    tail_.clear();
+    recorded_.clear();
   }
   if (size == read_up_to_) return Status::ok();
   std::string text(size - read_up_to_, '\0');
@@ -171,7 +208,7 @@ Status KernelRecorder::catch_up(File& file, std::uint64_t size) {
   // kernel is recorded.
   if (start < text.size()) note_key(std::string_view(text.data() + start, text.size() - start));
   read_up_to_ += start;
-  return Status::ok();
+  return remember_tail(file);
 }
 
 }  // namespace kcache

@@ -8,9 +8,14 @@
 // Many processes may record into one manifest. A writer locks the file
 // (an OFD lock: released if it dies), reads what others appended since it
 // last looked, and appends its line only when no line has its key, with
-// one write; a line cut short by a writer killed midway is ended, and
-// skipped by readers. Any failure to record warns once and stops recording
-// for the process: a request is never failed by its recording.
+// one write at the file's end (O_APPEND); a line cut short by a writer
+// killed midway is ended, and skipped by readers. A manifest emptied,
+// cut, rewritten or replaced by someone else (who takes no lock) is read
+// again whole, and what the process had recorded in it forgotten: its
+// kernels are recorded again as they are asked for (a known kernel's
+// request looks at the file's size and identity, one stat, no lock). Any
+// failure to record warns once and stops recording for the process: a
+// request is never failed by its recording.
 #pragma once
 
 #include <kcache/compiler.h>
@@ -39,16 +44,27 @@ class KernelRecorder {
                              const Target& target, const CacheKey& key, const KeyText& text);
 
  private:
-  Status append_once(const CacheKey& key, const std::string& line);  // with mutex_ held
-  Status catch_up(File& file, std::uint64_t size);                   // with mutex_ held
+  // With mutex_ held, each of them.
+  Status append_once(const CacheKey& key, const std::string& line);
+  Status catch_up(const File& file, std::uint64_t size);
+  // Whether the manifest is no longer the one read: another file, shorter
+  // than what was read, or other bytes where the last read ended.
+  Result<bool> rewritten(const File& file, std::uint64_t size) const;
+  // Whether a look at the path (no lock) finds another file or a shorter one.
+  bool looks_rewritten() const;
+  // Remembers the bytes just before read_up_to_, for rewritten().
+  Status remember_tail(const File& file);
 
   const std::string path_;
   Env& env_;
   const Logger& log_;
   std::mutex mutex_;
-  std::set<CacheKey> recorded_;   // guarded by mutex_: keys with a line
-  std::uint64_t read_up_to_ = 0;  // guarded by mutex_: the manifest read so far
-  bool stopped_ = false;          // guarded by mutex_
+  // Guarded by mutex_, each of them.
+  std::set<CacheKey> recorded_;   // keys with a line in the manifest
+  std::uint64_t read_up_to_ = 0;  // the manifest read so far
+  FileId read_id_;                // which file that was
+  std::string tail_;              // its last bytes read, up to kTailBytes
+  bool stopped_ = false;
 };
 
 }  // namespace kcache

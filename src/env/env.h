@@ -98,6 +98,10 @@ class File {
 enum class OpenMode {
   kReadWrite,  // read and write an existing file
   kCreate,     // read and write, created with the given mode when missing
+  // As kCreate, but every write lands at the file's end as it is then,
+  // whatever offset write_at names (O_APPEND): a file others may cut or
+  // grow between a look at its size and a write.
+  kAppend,
 };
 
 // What lstat says of a path.

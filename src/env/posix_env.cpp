@@ -257,7 +257,10 @@ class PosixEnv final : public Env {
 
   Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
                                           mode_t create_mode) override {
-    return open_posix_file(path, O_RDWR | (mode == OpenMode::kCreate ? O_CREAT : 0), create_mode);
+    const int flags = mode == OpenMode::kReadWrite ? 0
+                      : mode == OpenMode::kCreate  ? O_CREAT
+                                                   : O_CREAT | O_APPEND;
+    return open_posix_file(path, O_RDWR | flags, create_mode);
   }
 
   Result<std::unique_ptr<WritableFile>> new_writable_file(const std::string& path,

@@ -187,6 +187,91 @@ TEST_F(KernelRecorderTest, ALineAKilledWriterLeftUnendedIsEndedAndSkipped) {
   EXPECT_EQ(lines().size(), 3u);
 }
 
+// Cuts the file to nothing just before each write to it, as someone
+// emptying the manifest (no lock taken) between a recorder's look at its
+// size and its write would.
+class CutsBeforeWrites final : public EnvWrapper {
+ public:
+  explicit CutsBeforeWrites(Env& target) : EnvWrapper(target) {}
+  Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
+                                          mode_t create_mode) override {
+    auto file = EnvWrapper::open_file(path, mode, create_mode);
+    if (!file) return file;
+    return std::unique_ptr<File>(std::make_unique<Cut>(std::move(*file), path));
+  }
+
+ private:
+  class Cut final : public File {
+   public:
+    Cut(std::unique_ptr<File> file, std::string path)
+        : file_(std::move(file)), path_(std::move(path)) {}
+    Result<std::uint64_t> size() const override { return file_->size(); }
+    FileId id() const override { return file_->id(); }
+    Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
+      return file_->read_at(offset, out);
+    }
+    Status write_at(std::uint64_t offset, std::span<const std::uint8_t> data) override {
+      if (::truncate(path_.c_str(), 0) != 0) return Status::io_error("truncate " + path_);
+      return file_->write_at(offset, data);
+    }
+    Status truncate(std::uint64_t size) override { return file_->truncate(size); }
+    Status sync() override { return file_->sync(); }
+
+   private:
+    std::unique_ptr<File> file_;
+    std::string path_;
+  };
+};
+
+TEST_F(KernelRecorderTest, AManifestEmptiedJustBeforeAWriteGetsTheLineWithNoHoleBeforeIt) {
+  auto first = open();
+  ASSERT_TRUE(first->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  ASSERT_TRUE(first->get_or_compile(request("kernel void b() {}"), compiler).is_ok());
+  ASSERT_EQ(records().size(), 2u);
+  CutsBeforeWrites cutting(env);
+  auto later = open_cache_with_env({}, cutting);
+  ASSERT_TRUE(later.is_ok());
+  ASSERT_TRUE((*later)->get_or_compile(request("kernel void c() {}"), compiler).is_ok());
+  const std::string text = read_file(manifest_);
+  EXPECT_EQ(text.find('\0'), std::string::npos) << "a hole of " << text.size() << " bytes";
+  ASSERT_EQ(lines().size(), 1u) << text;
+  EXPECT_NE(lines()[0].find("kernel void c()"), std::string::npos);
+}
+
+TEST_F(KernelRecorderTest, AKernelRecordedBeforeTheManifestWasEmptiedIsRecordedAgain) {
+  auto cache = open();
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  write_file(manifest_, "");
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  ASSERT_EQ(records().size(), 1u) << read_file(manifest_);
+  EXPECT_NE(lines()[0].find("kernel void a()"), std::string::npos);
+}
+
+TEST_F(KernelRecorderTest, AManifestRewrittenToItsOwnLengthIsReadAgainNotTakenAsRead) {
+  auto cache = open();
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void b() {}"), compiler).is_ok());
+  const std::size_t length = read_file(manifest_).size();
+  // Another program's manifest, of kernel z, padded with a blank line to
+  // the length this process read: its size alone tells nothing.
+  const std::string elsewhere = dir / "elsewhere.jsonl";
+  env.vars["KCACHE_RECORD"] = elsewhere;
+  ASSERT_TRUE(open()->get_or_compile(request("kernel void z() {}"), compiler).is_ok());
+  std::string rewritten = read_file(elsewhere);
+  ASSERT_LT(rewritten.size() + 1, length);
+  rewritten += std::string(length - rewritten.size() - 1, ' ') + "\n";
+  write_file(manifest_, rewritten);
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void c() {}"), compiler).is_ok());
+  ASSERT_TRUE(cache->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  // z, the blank line, then c and a: once each, none of them lost.
+  std::vector<std::string> sources;
+  for (const auto& record : records()) sources.push_back(record["source"].get<std::string>());
+  EXPECT_EQ(sources, (std::vector<std::string>{"kernel void z() {}", "kernel void c() {}",
+                                               "kernel void a() {}"}))
+      << read_file(manifest_);
+}
+
 TEST_F(KernelRecorderTest, AManifestThatCannotBeWrittenWarnsOnceAndFailsNothing) {
   env.vars["KCACHE_RECORD"] = dir / "no/such/folder/kernels.jsonl";
   auto cache = open();
