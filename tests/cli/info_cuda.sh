@@ -33,7 +33,7 @@ assert packages["sm_75_40"]["why_not"] == \
     "it is for sm_75_40, and this machine's CUDA devices are sm_80_108", packages["sm_75_40"]
 PY
 LD_LIBRARY_PATH="$fake_driver" run info
-expect_contains "in words" "sm_75_40.kdb: 1 kernels, does not apply: it is for sm_75_40, and this machine's CUDA devices are sm_80_108" "$OUT"
+expect_contains "in words" "sm_75_40.kdb: 1 kernel, does not apply: it is for sm_75_40, and this machine's CUDA devices are sm_80_108" "$OUT"
 
 # Without a driver (a machine with no GPU, as CI is): applies as far as the
 # toolchain goes, the target said to be unchecked.

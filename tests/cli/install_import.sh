@@ -13,7 +13,7 @@ cp "$good" "$T/renamed.kdb"
 # Into the system folder in use ($T/sys), under its own db name.
 run install "$T/renamed.kdb"
 expect_rc 0
-expect_contains "install says where" "installed $T/sys/gfx906_60.kdb (1 kernels)" "$OUT"
+expect_contains "install says where" "installed $T/sys/gfx906_60.kdb (1 kernel)" "$OUT"
 cmp -s "$good" "$T/sys/gfx906_60.kdb" || fail "the installed package differs"
 compile_ok --source src/add.cl --output out/installed.bin
 expect_eq "after install: tier" system "$TIER"
@@ -149,5 +149,5 @@ expect_contains "import takes the good one" "imported 1 entries of $T/one-bad.kd
 expect_contains "import says what it left out" "1 entry fails its checks and was left out" "$ERR"
 run merge "$T/one-bad.kdb" --output "$T/remerged.kdb"
 expect_rc 1
-expect_contains "merge writes the good one" "(1 kernels)" "$OUT"
+expect_contains "merge writes the good one" "(1 kernel)" "$OUT"
 expect_contains "merge says what it left out" "1 entry fails its checks and was left out" "$ERR"

@@ -23,7 +23,7 @@ assert packages["gfx906_64"]["applies"] is False, packages["gfx906_64"]
 assert "holds kernels for gfx906_60, not gfx906_64" in packages["gfx906_64"]["why_not"]
 PY
 run info
-expect_contains "info lists packages" "gfx906_64.kdb: 1 kernels, does not apply: it holds kernels for gfx906_60" "$OUT"
+expect_contains "info lists packages" "gfx906_64.kdb: 1 kernel, does not apply: it holds kernels for gfx906_60" "$OUT"
 
 # The package's own compiler: a system hit; another compiler id: compiled,
 # with one warning saying why the package was passed over.

@@ -10,6 +10,10 @@
 
 namespace kcache::tool {
 
+std::string counted(std::uint64_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 std::string human_age(std::int64_t seconds) {
   if (seconds < 0) seconds = 0;
   struct Unit {

@@ -4,9 +4,12 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace kcache::tool {
 
+// "1 kernel", "3 kernels": `n` and the noun, "s" added unless n is 1.
+std::string counted(std::uint64_t n, std::string_view noun);
 // "45s", "12m", "3h", "5d", "7w": the largest unit, whole.
 std::string human_age(std::int64_t seconds);
 // "2026-12-02 14:55 UTC".

@@ -146,8 +146,10 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
   if (!parsed.contains("kcache_manifest") || !parsed["kcache_manifest"].is_number_integer()) {
     return bad("no kcache_manifest version");
   }
-  if (parsed["kcache_manifest"].get<int>() != 1) {
-    return bad("manifest version " + parsed["kcache_manifest"].dump() + " (this kcache reads 1)");
+  // A later version adds fields, never changes one (docs/formats.md): its
+  // lines are read for the fields this kcache knows.
+  if (parsed["kcache_manifest"].get<std::int64_t>() < 1) {
+    return bad("manifest version " + parsed["kcache_manifest"].dump() + " (versions start at 1)");
   }
   Line line;
   line.number = number;

@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "compiler_flags.h"
 #include "env/unique_fd.h"
+#include "human_text.h"
 #include "layers/logged_compiler.h"
 #include "manifest_lines.h"
 #include "named_files.h"
@@ -48,7 +49,7 @@ struct PackArgs {
   CompilerFlags compiler;
   unsigned jobs = 0;
   bool from_cache = false;
-  bool worker = false;  // run as one of a pack's jobs (pack_workers.h)
+  int worker_of = 0;  // run as one of this pack process's jobs (pack_workers.h)
 };
 
 // Runs `work` from `folder` when one is given and is here, then goes back
@@ -287,6 +288,7 @@ double seconds_since(std::chrono::steady_clock::time_point from) {
 
 int run_pack(const PackArgs& args) {
   const auto began = std::chrono::steady_clock::now();
+  if (args.worker_of > 0) end_with_parent(args.worker_of);
   if (args.output.empty()) {
     std::cerr << "kcache: --output: the package's path is empty\n";
     return 2;
@@ -311,7 +313,8 @@ int run_pack(const PackArgs& args) {
     if (int bad = check_key_option("--sign", args.sign); bad != 0) return bad;
   }
   // The package's path is the parent's to check (a worker writes none).
-  if (int bad = args.worker ? 0 : check_package_path(args.output); bad != 0) return bad;
+  const bool worker = args.worker_of > 0;
+  if (int bad = worker ? 0 : check_package_path(args.output); bad != 0) return bad;
 
   ManifestLines read = read_lines(*manifest, args.backend, *target);
   std::string().swap(*manifest);  // the lines hold what is needed
@@ -350,7 +353,7 @@ int run_pack(const PackArgs& args) {
   if (!cache) return report_failure(cache.status().message());
   // The work folder keeps what is compiled: one that cannot (another user
   // could write it, not a writable folder) is found before any compile.
-  if (!args.worker) {
+  if (!worker) {
     if (Status s = (*cache)->check_storable(); !s.is_ok()) {
       return report_failure("--work " + work + ": " + s.message());
     }
@@ -361,7 +364,7 @@ int run_pack(const PackArgs& args) {
   config.command_input_name = args.input_name;
   keep_freed_memory();
   // A worker compiles the lines it is handed and says what became of each.
-  if (args.worker) {
+  if (worker) {
     Compilers compilers;
     for (std::string text; std::getline(std::cin, text);) {
       const std::size_t index = std::strtoull(text.c_str(), nullptr, 10);
@@ -402,7 +405,8 @@ int run_pack(const PackArgs& args) {
   } else {
     // Jobs are processes (pack_workers.h): the same command, as workers.
     std::vector<std::string> arguments = tool_arguments();
-    arguments.push_back("--worker");
+    arguments.push_back("--worker-of");
+    arguments.push_back(std::to_string(::getpid()));
     // A compiler that crashed took its worker along: said, as its line is
     // tried again (a second loss fails it, named at the end).
     auto retry = [&](std::size_t index, const std::string& why) {
@@ -433,13 +437,13 @@ int run_pack(const PackArgs& args) {
   auto count = (*cache)->export_db(db, args.output, export_options);
   if (!count) return report_failure("writing " + args.output + ": " + count.status().message());
   const double write_seconds = seconds_since(writing);
-  std::cout << "packed " << *count << " kernels for " << db << " into " << args.output << " ("
-            << tally.compiled << " compiled, " << tally.reused - std::min(tally.reused, from_user)
-            << " already in " << work << ", "
+  std::cout << "packed " << counted(*count, "kernel") << " for " << db << " into " << args.output
+            << " (" << tally.compiled << " compiled, "
+            << tally.reused - std::min(tally.reused, from_user) << " already in " << work << ", "
             << (tally.repeats > 0 ? std::to_string(tally.repeats) + " repeating an earlier line, "
                                   : "")
             << (args.from_cache ? std::to_string(from_user) + " from the user cache, " : "")
-            << tally.failures << " failed, " << problems.size() << " lines skipped"
+            << tally.failures << " failed, " << counted(problems.size(), "line") << " skipped"
             << (args.sign.empty() ? "" : "; signed") << ")\n";
   // Where the time went: what no job count shortens (reading the manifest,
   // the workers' start, writing the package) beside the compiles.
@@ -451,10 +455,11 @@ int run_pack(const PackArgs& args) {
                 compile_seconds, std::max(first_done, 0.0), write_seconds);
   std::cout << took;
   if (tally.keyed_anew > 0) {
-    std::cerr << "kcache: note: " << tally.keyed_anew
-              << " kernels recorded for this target have another key now (the compiler, a "
-                 "header or a setting changed since they were recorded): the package serves "
-                 "the requests of the toolchain it was packed with\n";
+    std::cerr << "kcache: note: " << counted(tally.keyed_anew, "kernel")
+              << " recorded for this target " << (tally.keyed_anew == 1 ? "has" : "have")
+              << " another key now (the compiler, a header or a setting changed since "
+                 "recorded): the package serves the requests of the toolchain and headers it "
+                 "was packed with\n";
   }
   if (std::filesystem::path(args.output).filename() != db + ".kdb") {
     std::cerr << "kcache: note: the system tier looks for " << db << ".kdb: 'kcache install "
@@ -486,7 +491,7 @@ Runner add_pack_command(CLI::App& app) {
                 "Take the kernels the user cache already holds for this target instead of "
                 "compiling them");
   // Hidden: how a pack runs its jobs (pack_workers.h).
-  cmd->add_flag("--worker", args->worker)->group("");
+  cmd->add_option("--worker-of", args->worker_of)->group("");
   return [args] { return run_pack(*args); };
 }
 

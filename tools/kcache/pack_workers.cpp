@@ -4,9 +4,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -110,11 +112,17 @@ bool spawn(const std::vector<std::string>& arguments, Worker& worker, std::strin
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  // A process group of its own (pack_workers.h).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   std::vector<char*> argv;
   for (const auto& a : arguments) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const int failed =
-      ::posix_spawn(&worker.pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+      ::posix_spawn(&worker.pid, "/proc/self/exe", &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);
@@ -129,7 +137,28 @@ bool spawn(const std::vector<std::string>& arguments, Worker& worker, std::strin
   return true;
 }
 
+// The worker's own process group, once end_with_parent found it one.
+std::atomic<pid_t> own_group{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free, "read in a signal handler");
+
+// The pack is gone: the worker's group goes (what it compiles with it).
+void on_parent_gone(int signal) {
+  if (const pid_t group = own_group.load(); group > 0) ::killpg(group, SIGKILL);
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
 }  // namespace
+
+void end_with_parent(pid_t parent) {
+  // Its group is its own when the pack started it (its leader), not a
+  // shell's that ran it by hand.
+  if (::getpgrp() == ::getpid()) own_group.store(::getpid());
+  ::signal(SIGTERM, on_parent_gone);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The pack ended before the line above: nothing would say so later.
+  if (::getppid() != parent) ::raise(SIGTERM);
+}
 
 std::string encode_outcome(const Outcome& o) {
   return std::to_string(o.index) + "\t" + std::string(kKinds[static_cast<int>(o.kind)]) + "\t" +

@@ -9,7 +9,15 @@
 // next index goes to whichever worker answered (one line in hand at a time,
 // so the last lines go to whichever workers are free). A worker ends at the
 // end of its stdin.
+//
+// A worker and the compilers it starts are a process group of their own,
+// and end, all of them at once, when the pack does however it ends (a
+// signal to it alone, SIGKILL included): a compile left running could take
+// minutes, beside a pack run again to go on. A terminal's Ctrl-C reaches
+// the pack, which then ends.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstddef>
 #include <functional>
@@ -45,5 +53,10 @@ void run_workers(
     const std::vector<std::string>& arguments, unsigned workers, std::size_t count,
     const std::function<void(const Outcome&)>& on_outcome,
     const std::function<void(std::size_t index, const std::string& why)>& on_retry = nullptr);
+
+// Called first in a worker, `parent` the pack that started it: when the
+// pack ends, the worker's group (it and its compilers) is killed. A pack
+// already gone ends it at once.
+void end_with_parent(pid_t parent);
 
 }  // namespace kcache::tool

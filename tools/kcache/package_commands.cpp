@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "human_text.h"
 #include "named_files.h"
 
 namespace kcache::tool {
@@ -60,7 +61,7 @@ int install_one(const std::string& path, const std::string& folder,
       !s.is_ok()) {
     return report_failure(s.message());
   }
-  std::cout << "installed " << target << " (" << info->kernels << " kernels)\n";
+  std::cout << "installed " << target << " (" << counted(info->kernels, "kernel") << ")\n";
   // In place, but refused where it lies (ssh's StrictModes): not what was
   // asked, so not a success. It is left there: with the folder mended (or
   // the package signed by a trusted key) it is used.
@@ -137,8 +138,8 @@ int run_merge(const std::vector<std::string>& packages, const std::string& outpu
   std::uint64_t bad = 0;
   auto count = merge_packages(packages, output, sign, &bad);
   if (!count) return report_failure(count.status().message() + "; nothing written");
-  std::cout << "merged " << packages.size() << " packages into " << output << " (" << *count
-            << " kernels)\n";
+  std::cout << "merged " << counted(packages.size(), "package") << " into " << output << " ("
+            << counted(*count, "kernel") << ")\n";
   if (bad == 0) return 0;
   std::string inputs;
   for (const auto& path : packages) inputs += (inputs.empty() ? "" : " ") + path;

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "commands.h"
+#include "human_text.h"
 
 namespace kcache::tool {
 namespace {
@@ -225,7 +226,7 @@ int report_installed_packages(const std::string& folder, bool json, nlohmann::js
       out->push_back(std::move(one));
       continue;
     }
-    std::cout << "  " << name << ": " << (info ? std::to_string(info->kernels) + " kernels, " : "")
+    std::cout << "  " << name << ": " << (info ? counted(info->kernels, "kernel") + ", " : "")
               << (why.empty() ? "applies to this machine" : "does not apply: " + why)
               << (note.empty() ? "" : "; " + note) << "\n";
   }
@@ -299,7 +300,7 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
       continue;
     }
     if (problems.empty()) {
-      std::cout << path << ": ok, " << info->kernels << " kernels"
+      std::cout << path << ": ok, " << counted(info->kernels, "kernel")
                 << (info->signer.empty() ? ", not signed" : ", signed by key " + info->signer)
                 << (keys->empty() ? "" : ", trusted") << "\n";
     }
