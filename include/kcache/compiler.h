@@ -42,6 +42,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -214,5 +215,13 @@ KCACHE_EXPORT Result<std::unique_ptr<Compiler>> make_compiler(const CompilerConf
 
 // The backend names make_compiler accepts.
 KCACHE_EXPORT std::vector<std::string> compiler_backends();
+
+// Why `backend` can take no target of this name whatever its runtime (an
+// AMD arch for nvrtc, a CUDA arch for hip), read from the name alone;
+// nullopt when it may, the runtime deciding (which archs this NVRTC or
+// ROCm compiles for, which device OpenCL has; a command's targets are its
+// own). Loads nothing: `kcache pack` asks before it starts a compiler.
+KCACHE_EXPORT std::optional<std::string> target_misfit(std::string_view backend,
+                                                       const Target& target);
 
 }  // namespace kcache

@@ -6,6 +6,8 @@
 #include <kcache/compiler.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace kcache {
 
@@ -13,5 +15,9 @@ Result<std::unique_ptr<Compiler>> make_opencl_compiler(const CompilerConfig& con
 Result<std::unique_ptr<Compiler>> make_command_compiler(const CompilerConfig& config);
 Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config);
 Result<std::unique_ptr<Compiler>> make_hip_compiler(const CompilerConfig& config);
+
+// target_misfit (compiler.h) of each backend that has one.
+std::optional<std::string> nvrtc_target_misfit(const Target& target);
+std::optional<std::string> hip_target_misfit(const Target& target);
 
 }  // namespace kcache

@@ -47,4 +47,10 @@ Result<std::unique_ptr<Compiler>> make_compiler(const CompilerConfig& given) {
                                   ")");
 }
 
+std::optional<std::string> target_misfit(std::string_view backend, const Target& target) {
+  if (backend == "nvrtc") return nvrtc_target_misfit(target);
+  if (backend == "hip") return hip_target_misfit(target);
+  return std::nullopt;
+}
+
 }  // namespace kcache

@@ -117,7 +117,7 @@ run pack --manifest "$T/odd.jsonl" --target gfx906_60 --output "$T/pkg/odd.kdb"
 expect_rc 1
 expect_contains "a line without its key" "holds no kernel to pack" "$ERR"
 expect_eq "bad lines named" 20 "$(grep -c '^kcache: skipped line' <<<"$ERR")"
-expect_contains "the rest counted" "kcache: skipped 6 more lines that do not parse" "$ERR"
+expect_contains "the rest counted" "kcache: skipped 6 more lines" "$ERR"
 expect_not_contains "a blank line is no problem" "line 26" "$ERR"
 
 # What pack reads and writes is checked before any compile. A manifest
@@ -242,4 +242,24 @@ run pack --manifest "$T/versions.jsonl" --target gfx906_60 --output "$T/pkg/vers
 expect_rc 1
 expect_contains "the later version's line is packed" "packed 1 kernel for" "$OUT"
 expect_contains "version 0 is named" "skipped line 2: manifest version 0 (versions start at 1)" "$ERR"
+
+# A target the lines' backend can take in no case (an AMD arch for NVRTC's
+# lines) is a usage error before anything is made, as for kcache compile;
+# beside lines that can take it, such a line is skipped and named.
+python3 - "$T/m.jsonl" "$T/cuda.jsonl" "$T/mixed.jsonl" <<'PY' || fail "could not write the nvrtc lines"
+import json, sys
+first = open(sys.argv[1]).readline()
+line = json.loads(first)
+line["backend"] = "nvrtc"
+open(sys.argv[2], "w").write(json.dumps(line) + "\n")
+open(sys.argv[3], "w").write(first + json.dumps(line) + "\n")
+PY
+run pack --manifest "$T/cuda.jsonl" --target gfx906_60 --output "$T/cuda/gfx906_60.kdb"
+expect_rc 2
+expect_contains "why" "kcache: --target gfx906_60: no line of --manifest $T/cuda.jsonl can be compiled for it (nvrtc cannot compile for gfx906_60: 'gfx906' is not a CUDA arch" "$ERR"
+[[ ! -e "$T/cuda" ]] || fail "a pack refused for its target made $(find "$T/cuda")"
+run pack --manifest "$T/mixed.jsonl" --target gfx906_60 --output "$T/pkg/mixed.kdb"
+expect_rc 1
+expect_contains "the command line is packed" "packed 1 kernel for gfx906_60" "$OUT"
+expect_contains "the nvrtc line is named" "skipped line 2: nvrtc cannot compile for gfx906_60: 'gfx906' is not a CUDA arch" "$ERR"
 pass

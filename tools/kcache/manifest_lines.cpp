@@ -92,6 +92,12 @@ ManifestLines read_lines(std::string_view manifest, const std::string& backend,
       ++out.other_backends;
       continue;
     }
+    if (auto misfit = target_misfit(line->backend, target)) {
+      out.problems.push_back("line " + std::to_string(number) + ": " + line->backend +
+                             " cannot compile for " + target.db_basename() + ": " + *misfit);
+      ++out.misfits;
+      continue;
+    }
     const std::size_t hash = kernel_hash(*line);
     const auto alike = lines_by_hash.equal_range(hash);
     if (std::any_of(alike.first, alike.second,

@@ -31,11 +31,13 @@ struct ManifestLines {
   std::vector<Line> lines;            // each kernel once, its request's target set
   std::vector<std::string> problems;  // lines that do not parse, each naming its number
   std::size_t other_backends = 0;     // lines of another backend, left out
+  std::size_t misfits = 0;            // lines whose backend takes no such target (in problems)
   std::size_t repeats = 0;            // lines asking for a kernel an earlier line asks for
 };
 
 // The lines of `manifest` (blank lines passed over), of `backend` alone
-// when it is not empty, for `target`. A kernel the manifest names twice
+// when it is not empty, for `target` (a line whose backend can take no
+// target of that name, an AMD arch for nvrtc, is a problem). A kernel the manifest names twice
 // (manifests joined with `cat`, or recorded for two targets and packed for
 // one: same_kernel) is kept once and its repeats counted.
 ManifestLines read_lines(std::string_view manifest, const std::string& backend,

@@ -312,14 +312,22 @@ int run_pack(const PackArgs& args) {
   if (!args.sign.empty()) {
     if (int bad = check_key_option("--sign", args.sign); bad != 0) return bad;
   }
-  // The package's path is the parent's to check (a worker writes none).
-  const bool worker = args.worker_of > 0;
-  if (int bad = worker ? 0 : check_package_path(args.output); bad != 0) return bad;
 
   ManifestLines read = read_lines(*manifest, args.backend, *target);
   std::string().swap(*manifest);  // the lines hold what is needed
   std::vector<Line>& lines = read.lines;
   const std::vector<std::string>& problems = read.problems;
+  // A target none of the lines' backends takes: a usage error, before any
+  // folder is made or compiler started (as `kcache compile` has it).
+  if (lines.empty() && read.misfits > 0 && read.misfits == problems.size()) {
+    const std::string& first = problems.front();
+    std::cerr << "kcache: --target " << args.target << ": no line of --manifest " << args.manifest
+              << " can be compiled for it (" << first.substr(first.find(": ") + 2) << ")\n";
+    return 2;
+  }
+  // The package's path is the parent's to check (a worker writes none).
+  const bool worker = args.worker_of > 0;
+  if (int bad = worker ? 0 : check_package_path(args.output); bad != 0) return bad;
   if (lines.empty()) {
     report_skipped(problems);
     return report_failure("--manifest " + args.manifest + " holds no kernel to pack" +

@@ -39,8 +39,7 @@ void report_skipped(const std::vector<std::string>& problems) {
     std::cerr << "kcache: skipped " << problems[i] << "\n";
   }
   if (problems.size() > kShown) {
-    std::cerr << "kcache: skipped " << problems.size() - kShown
-              << " more lines that do not parse\n";
+    std::cerr << "kcache: skipped " << problems.size() - kShown << " more lines\n";
   }
 }
 

@@ -251,6 +251,9 @@ Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
   return std::shared_ptr<const HipRuntime>(runtime);
 }
 
+// What a target may be written with before its arch (comgr's names).
+constexpr std::string_view kAmdTriple = "amdgcn-amd-amdhsa--";
+
 // "gfx906", "gfx90a", "gfx1100", "gfx9-generic": what an AMD GPU arch looks
 // like, whether or not this ROCm knows it.
 bool looks_like_amd_arch(std::string_view arch) {
@@ -288,13 +291,9 @@ class HipCompiler final : public Compiler {
           "supports " +
           supported());
     }
+    if (auto misfit = hip_target_misfit(requested)) return Status::invalid_argument(*misfit);
     Target target = requested;
-    constexpr std::string_view kTriple = "amdgcn-amd-amdhsa--";
-    if (target.arch.starts_with(kTriple)) target.arch.erase(0, kTriple.size());
-    if (!looks_like_amd_arch(target.arch)) {
-      return Status::invalid_argument("'" + requested.arch +
-                                      "' is not an AMD GPU arch (gfx906, gfx90a, gfx1030, ...)");
-    }
+    if (target.arch.starts_with(kAmdTriple)) target.arch.erase(0, kAmdTriple.size());
     auto canonical = Target::parse(target.id());  // sorts the features
     if (!canonical) return canonical.status();
     target.features = canonical->features;
@@ -423,6 +422,15 @@ class HipCompiler final : public Compiler {
 };
 
 }  // namespace
+
+std::optional<std::string> hip_target_misfit(const Target& target) {
+  std::string_view arch = target.arch;
+  if (arch.starts_with(kAmdTriple)) arch.remove_prefix(kAmdTriple.size());
+  if (!looks_like_amd_arch(arch)) {
+    return "'" + target.arch + "' is not an AMD GPU arch (gfx906, gfx90a, gfx1030, ...)";
+  }
+  return std::nullopt;
+}
 
 Result<std::unique_ptr<Compiler>> make_hip_compiler(const CompilerConfig& config) {
   auto worker = find_worker();

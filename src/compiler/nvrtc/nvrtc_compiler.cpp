@@ -188,17 +188,11 @@ class NvrtcCompiler final : public Compiler {
           "compute_90 (ptx); it supports " +
           supported());
     }
+    if (auto misfit = nvrtc_target_misfit(requested)) return Status::invalid_argument(*misfit);
     auto arch = parse_cuda_arch(requested.arch);
-    if (!arch) {
-      return Status::invalid_argument("'" + requested.arch +
-                                      "' is not a CUDA arch (sm_NN, sm_NNa, compute_NN)");
-    }
     if (std::find(archs_.begin(), archs_.end(), arch->number) == archs_.end()) {
       return Status::invalid_argument("this NVRTC cannot compile for " + requested.arch +
                                       "; it supports " + supported());
-    }
-    if (!requested.features.empty()) {
-      return Status::invalid_argument("CUDA targets take no ':feature' suffix");
     }
     return requested;
   }
@@ -482,6 +476,14 @@ Result<NvrtcFacts> facts_from(const CompilerFacts& record) {
 }
 
 }  // namespace
+
+std::optional<std::string> nvrtc_target_misfit(const Target& target) {
+  if (!parse_cuda_arch(target.arch)) {
+    return "'" + target.arch + "' is not a CUDA arch (sm_NN, sm_NNa, compute_NN)";
+  }
+  if (!target.features.empty()) return "CUDA targets take no ':feature' suffix";
+  return std::nullopt;
+}
 
 Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config) {
   std::shared_ptr<const NvrtcApi> api;
