@@ -2,10 +2,10 @@
 # What NVRTC does with the GPU driver while it compiles (issue 11): does a
 # cubin depend on the driver, and what does keeping NVRTC 13 away from it
 # save a pack? Four ways: the GPU visible; hidden (CUDA_VISIBLE_DEVICES
-# empty, what pack does); hidden with cuInit's preloading of the driver's
-# JIT libraries off; no driver at all (the tests' stand-in libcuda, which
-# finds no device, copied to build-device/fake-cuda/ by hand, where there
-# is one). From the device tool, build-device carried:
+# empty); hidden with cuInit's preloading of the driver's JIT libraries
+# off; no driver at all (kcache's stand-in, libkcache-no-gpu-driver.so,
+# preloaded: what pack loads, with the GPUs hidden, since 2026-12-06). From
+# the device tool, build-device carried:
 #   run(command="bash scripts/device/nvrtc_driver_probe.sh", carry=["build-device"])
 set -euo pipefail
 source "$(dirname "$0")/device_env.sh"
@@ -14,8 +14,9 @@ export KCACHE_LOG_LEVEL=error CUDA_CACHE_DISABLE=1
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 "$b/bench/cuda_load_bench" gen --dir "$w/D" --small 12 --big 2 >/dev/null
-ways=(visible hidden hidden-no-preload)
-[[ -f $b/fake-cuda/libcuda.so.1 ]] && ways+=(no-driver)
+ways=(visible hidden hidden-no-preload no-driver)
+stand_in=$b/tools/kcache/libkcache-no-gpu-driver.so
+[[ -f $stand_in ]] || { echo "probe: no $stand_in; build kcache_tool" >&2; exit 1; }
 # in_way WAY COMMAND...: runs COMMAND with the driver as WAY has it.
 in_way() {
   local way=$1
@@ -24,7 +25,7 @@ in_way() {
   visible) "$@" ;;
   hidden) CUDA_VISIBLE_DEVICES= "$@" ;;
   hidden-no-preload) CUDA_VISIBLE_DEVICES= CUDA_FORCE_PRELOAD_LIBRARIES=0 "$@" ;;
-  no-driver) LD_LIBRARY_PATH="$b/fake-cuda:$LD_LIBRARY_PATH" "$@" ;;
+  no-driver) LD_PRELOAD="$stand_in" "$@" ;;
   esac
 }
 # compile WAY CACHE NAME OUTPUT [--json]: one kcache process compiling

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# A pack of NVRTC kernels hides the GPUs from NVRTC (issue 11): NVRTC 13
-# starts the GPU driver (cuInit) on its first compile in a process, though
+# A pack of NVRTC kernels keeps NVRTC from the GPU driver (issue 11): NVRTC
+# 13 starts the driver (cuInit) on its first compile in a process, though
 # a cubin for a named arch owes nothing to a GPU, and 16 workers starting
 # at once waited in the driver's locks (docs/benchmarks.md). The pack and
 # its workers run with CUDA_VISIBLE_DEVICES empty when every line is
-# NVRTC's, and as they were given otherwise; the keys are the program's.
-# Seen two ways: the workers' environment, read while the pack is stopped
-# (any NVRTC), and, where NVRTC starts the driver itself (13 and later),
-# what each cuInit of the stand-in driver (FAKE_CUDA_DIR) was let see; the
-# stand-in then finds no device, as the driver does, and NVRTC compiles on.
+# NVRTC's, and as they were given otherwise, and load kcache's stand-in
+# driver first; the keys are the program's. Seen two ways: the workers'
+# environment, read while the pack is stopped (any NVRTC), and, where
+# NVRTC starts the driver itself (13 and later), that the tests' stand-in
+# driver (FAKE_CUDA_DIR), first on the library path, is never started by
+# an NVRTC pack, and is, with the GPUs as given, by a pack of other lines.
 # A relative --nvrtc-library names the file where pack runs, for any --jobs.
 source "$(dirname "$0")/lib.sh"
 fresh_env
@@ -63,15 +64,35 @@ pack_stopped() {
   ((${#workers[@]} == 2)) || fail "the pack's two workers were not seen running: $OUT $ERR"
 }
 
+# Whether this NVRTC starts the driver itself (13 and later): a compile
+# outside a pack, the stand-in driver first on the library path.
+printf 'extern "C" __global__ void probe(float* x) { x[0] = 1; }\n' >"$T/src/probe.cu"
+LD_LIBRARY_PATH="$FAKE_CUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  KCACHE_FAKE_CUDA_INIT_LOG="$T/init.log" "$KCACHE" compile --backend nvrtc \
+  --source src/probe.cu --kernel probe --target sm_80 >/dev/null 2>"$T/.err" ||
+  fail "compiling outside a pack: $(cat "$T/.err")"
+starts_driver=0
+[[ -s "$T/init.log" ]] && starts_driver=1
+rm -f "$T/init.log"
+
 pack_stopped "$T/m.jsonl" "$T/pkg/sm_80.kdb"
 expect_rc 0
 expect_contains "the kernels are packed" "packed 6 kernels for sm_80" "$OUT"
 expect_not_contains "the recorded keys came out" "another key now" "$ERR"
 expect_eq "what the workers of an NVRTC pack see of the GPUs" \
   "CUDA_VISIBLE_DEVICES= CUDA_VISIBLE_DEVICES= " "$WORKER_GPUS"
-if [[ -s "$T/init.log" ]]; then  # this NVRTC starts the driver
-  expect_eq "what each cuInit saw" "" "$(grep -v '^CUDA_VISIBLE_DEVICES=$' "$T/init.log")"
-  checked "NVRTC started the driver $(wc -l <"$T/init.log") times, the GPUs hidden each time"
+if ((starts_driver)); then
+  # The pack's own stand-in (libkcache-no-gpu-driver.so, soname
+  # libcuda.so.1), loaded before NVRTC, is the driver NVRTC gets: the one
+  # on the library path is never started.
+  expect_eq "cuInit calls of the driver on the library path, in an NVRTC pack" "" \
+    "$(cat "$T/init.log" 2>/dev/null)"
+  LD_LIBRARY_PATH="$FAKE_CUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    KCACHE_FAKE_CUDA_INIT_LOG="$T/init.log" "$KCACHE" pack --manifest "$T/m.jsonl" \
+    --target sm_80 --output "$T/one/sm_80.kdb" --jobs 1 >/dev/null 2>"$T/.err" ||
+    fail "packing with one job: $(cat "$T/.err")"
+  expect_eq "the same, --jobs 1" "" "$(cat "$T/init.log" 2>/dev/null)"
+  checked "NVRTC starts the driver, and a pack's NVRTC got kcache's stand-in instead"
 fi
 
 rm -f "$T/init.log"

@@ -33,6 +33,7 @@
 #include "pack_progress.h"
 #include "pack_report.h"
 #include "pack_tally.h"
+#include "pack_without_driver.h"
 #include "pack_workers.h"
 
 namespace kcache::tool {
@@ -246,22 +247,6 @@ void keep_freed_memory() {
   ::mallopt(M_TOP_PAD, 64 << 20);
 }
 
-// NVRTC 13 loads the GPU driver and starts it (cuInit) on its first compile
-// in a process, though a cubin for a named arch owes nothing to a GPU: on
-// an H100 host 16 workers starting at once slept 1.7 cores' worth in the
-// driver's locks (docs/benchmarks.md). When every line to pack is NVRTC's,
-// the pack and its workers hide the GPUs from it (CUDA_VISIBLE_DEVICES
-// empty, before anything loads the driver): they compile as a build
-// machine without a GPU does, and the keys are the same (the environment
-// is not in a key; scripts/device/nvrtc_driver_probe.sh compares the
-// cubins too). Another backend may need the device (OpenCL compiles for
-// one): left as it is.
-void hide_gpus_when_only_nvrtc(const std::vector<Line>& lines) {
-  const bool only_nvrtc = std::all_of(lines.begin(), lines.end(),
-                                      [](const Line& line) { return line.backend == "nvrtc"; });
-  if (only_nvrtc) ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
-}
-
 // A --command given to pack whose program is a relative path (`./cc.sh
 // {in} {out}`) names the file where pack runs, not one in each line's
 // recorded folder: made absolute (a recorded command is left as it was
@@ -334,7 +319,7 @@ int run_pack(const PackArgs& args) {
                           (read.other_backends ? " for backend " + args.backend : ""));
   }
 
-  hide_gpus_when_only_nvrtc(lines);  // single-threaded still: nothing reads the environment
+  keep_nvrtc_from_the_driver(lines);  // single-threaded still: nothing reads the environment
 
   // The pack's own cache: its user tier in the work folder, nothing else
   // (no package, no recording, failures not remembered).
