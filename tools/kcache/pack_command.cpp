@@ -473,7 +473,8 @@ Runner add_pack_command(CLI::App& app) {
   cmd->add_option("--output", args->output, "The package to write, <db>.kdb")->required();
   cmd->add_option("--work", args->work,
                   "Folder of the pack's own cache, kept to resume (default: <output>.pack)");
-  cmd->add_option("--jobs,-j", args->jobs, "Kernels compiled at once (default: one per core)");
+  cmd->add_option("--jobs,-j", args->jobs,
+                  "Kernels compiled at once (default, or 0: one per core)");
   cmd->add_option("--backend", args->backend, "Only the manifest's kernels of this backend")
       ->check(CLI::IsMember(compiler_backends()));
   add_compiler_flags(cmd, args->compiler, " (default: the recorded one)");
