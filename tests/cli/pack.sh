@@ -76,6 +76,24 @@ expect_contains "info PKG in words" "kernels       3" "$OUT"
 expect_contains "info PKG names its target" "target        gfx906_60" "$OUT"
 run info "$T/pkg/none.kdb"
 expect_rc 1
+# In JSON, one object for each package named, in order: one that cannot
+# be read says why (and the exit status says something failed); verify
+# cannot count the bad entries of a package it cannot read (null, not 0).
+head -c 100 "$T/pkg/gfx906_60.kdb" >"$T/pkg/cut.kdb"
+run info "$T/pkg/none.kdb" "$T/pkg/gfx906_60.kdb" "$T/pkg/cut.kdb" --json
+expect_rc 1
+python3 - "$OUT" "$T" <<'PY' || fail "kcache info --json of three packages, two unreadable: $OUT"
+import json, sys
+missing, good, cut = json.loads(sys.argv[1])
+t = sys.argv[2]
+assert missing["path"] == t + "/pkg/none.kdb" and missing["error"], missing
+assert good["kernels"] == 3 and "error" not in good, good
+assert cut["path"] == t + "/pkg/cut.kdb" and cut["error"], cut
+PY
+run verify "$T/pkg/cut.kdb" --json
+expect_rc 1
+expect_eq "verify --json, an unreadable package's bad entries" null \
+  "$(python3 -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])[0]["bad_entries"]))' "$OUT")"
 
 run "${pack_args[@]}"
 expect_rc 1

@@ -241,6 +241,8 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     auto info = read_package_info(path, /*check_entries=*/false, *keys);
     if (!info) {
       status = report_failure(about(path, info.status().message()));
+      // In JSON too: one object for each package named, in their order.
+      if (json) out.push_back({{"path", path}, {"error", info.status().message()}});
       continue;
     }
     if (json) {
@@ -293,7 +295,8 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
     if (!problems.empty()) status = 1;
     if (json) {
       nlohmann::json one = info ? package_json(*info) : nlohmann::json{{"path", path}};
-      one["bad_entries"] = info ? info->bad_entries : 0;
+      // Unknown (null) when the package could not be read at all.
+      one["bad_entries"] = info ? nlohmann::json(info->bad_entries) : nlohmann::json(nullptr);
       one["problems"] = problems;
       one["ok"] = problems.empty();
       out.push_back(std::move(one));
