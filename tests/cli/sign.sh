@@ -79,6 +79,12 @@ PY
 run verify "$T/pkg/bad-signature.kdb" --trusted "$T/keys/release.pub"
 expect_rc 1
 expect_contains "verify: altered signature" "does not match its contents" "$OUT"
+# Under another key: the broken signature alone, not a signer it names
+# but does not prove.
+run verify "$T/pkg/bad-signature.kdb" --trusted "$T/keys/other.pub"
+expect_rc 1
+expect_contains "verify: altered signature, another key" "does not match its contents" "$OUT"
+expect_not_contains "no unproven signer named" "signed by key" "$OUT"
 run verify "$T/pkg/bad-signature.kdb"
 expect_rc 1
 

@@ -287,8 +287,9 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
                            std::to_string(info->kernels) + " entries fail their checks");
       }
       if (!info->signature_problem.empty()) problems.push_back(info->signature_problem);
-      // A broken signature is the refusal too: said once.
-      if (!info->refusal.empty() && info->refusal != info->signature_problem) {
+      // A broken signature is the refusal too: said once, and the key it
+      // names is not confirmed (whether that key is trusted is moot).
+      if (!info->refusal.empty() && info->signature_problem.empty()) {
         problems.push_back("the system tier would not use it: " + info->refusal);
       }
     }
