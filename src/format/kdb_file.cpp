@@ -1,6 +1,7 @@
 #include "format/kdb_file.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <tuple>
@@ -56,9 +57,17 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
   if (std::memcmp(header, kMagic, sizeof kMagic) != 0) {
     return Status::corruption(path + " is not a kcache .kdb file (bad magic)");
   }
+  const std::uint32_t version = le::get_u32(header + 8);
+  if (version != kKdbFormatVersion) {
+    return Status::corruption(path + " is of .kdb format version " + std::to_string(version) +
+                              "; this kcache reads version " + std::to_string(kKdbFormatVersion));
+  }
   const std::uint32_t flags = le::get_u32(header + 12);
-  if (le::get_u32(header + 8) != kKdbFormatVersion || (flags & ~kKdbFlagSigned) != 0) {
-    return Status::corruption(path + " has an unknown .kdb format version");
+  if ((flags & ~kKdbFlagSigned) != 0) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%#x", flags & ~kKdbFlagSigned);
+    return Status::corruption(path + " has .kdb header flags this kcache does not know (" + hex +
+                              ")");
   }
   const bool is_signed = (flags & kKdbFlagSigned) != 0;
   const std::uint64_t count = le::get_u64(header + 16);
@@ -72,7 +81,23 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
       index_offset > file_size || meta_offset != index_offset + count * kKdbIndexEntrySize ||
       meta_offset > file_size || meta_size > file_size - meta_offset ||
       trailer_size != file_size - meta_offset - meta_size) {
-    return Status::corruption(path + " has an inconsistent .kdb header (truncated?)");
+    // The header's own sizes agreeing with one another, the file's length
+    // is what differs: say which way.
+    const bool sane = count <= file_size / kKdbIndexEntrySize && index_offset >= kKdbHeaderSize &&
+                      index_offset <= file_size &&
+                      meta_offset == index_offset + count * kKdbIndexEntrySize &&
+                      meta_size <= file_size;
+    const std::uint64_t expected = meta_offset + meta_size + trailer_size;
+    auto bytes = [](std::uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); };
+    if (sane && expected > file_size) {
+      return Status::corruption(path + " is " + bytes(expected - file_size) +
+                                " shorter than its header says (truncated?)");
+    }
+    if (sane && expected < file_size) {
+      return Status::corruption(path + " is " + bytes(file_size - expected) +
+                                " longer than its header says (appended to?)");
+    }
+    return Status::corruption(path + " has an inconsistent .kdb header");
   }
   ByteBuffer tail = ByteBuffer::allocate(file_size - index_offset);
   if (Status s = (*file)->read_at(index_offset, tail.mutable_span()); !s.is_ok()) return s;
@@ -81,7 +106,7 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
   const std::size_t checked = tail.size - (is_signed ? kSignatureSize : 0);
   Checksum128 expected = header_checksum(header, tail.span().subspan(0, checked));
   if (std::memcmp(expected.data(), header + kChecksumOffset, expected.size()) != 0) {
-    return Status::corruption(path + " failed its index checksum");
+    return Status::corruption(path + " failed the checksum of its header and index (damaged)");
   }
 
   std::unique_ptr<KdbReader> reader(new KdbReader());

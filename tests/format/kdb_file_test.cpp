@@ -150,6 +150,34 @@ TEST(KdbFileTest, DamageToHeaderOrIndexIsCorruption) {
   }
 }
 
+// What is wrong is said as it is: another version, flags unknown, a file
+// cut or grown, a header or index that fails its checksum.
+TEST(KdbFileTest, EachDamageIsNamedForWhatItIs) {
+  TempFolder dir;
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "x.kdb", make_entries(3), {{"db", "x"}}).is_ok());
+  const std::string good = testing::read_file(dir / "x.kdb");
+  auto problem = [&](const std::string& bytes) {
+    testing::write_file(dir / "bad.kdb", bytes);
+    auto reader = KdbReader::open(dir / "bad.kdb", Env::posix());
+    return reader.is_ok() ? std::string("(opened)") : reader.status().message();
+  };
+  std::string other_version = good;
+  other_version[8] = 9;
+  EXPECT_NE(problem(other_version).find("is of .kdb format version 9; this kcache reads version 2"),
+            std::string::npos);
+  std::string other_flags = good;
+  other_flags[12] |= 4;
+  EXPECT_NE(problem(other_flags).find("header flags this kcache does not know (0x4)"),
+            std::string::npos);
+  EXPECT_NE(problem(good + "x").find("is 1 byte longer than its header says"), std::string::npos);
+  EXPECT_NE(
+      problem(good.substr(0, good.size() - 7)).find("is 7 bytes shorter than its header says"),
+      std::string::npos);
+  std::string sum = good;
+  sum[48] ^= 1;  // the header's checksum
+  EXPECT_NE(problem(sum).find("failed the checksum of its header and index"), std::string::npos);
+}
+
 TEST(KdbFileTest, SignedPackageCarriesDigestsAndASignatureOverItsTail) {
   TempFolder dir;
   auto entries = make_entries(7);
