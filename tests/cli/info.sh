@@ -48,4 +48,9 @@ expect_rc 0
 expect_contains "kcache info" "kcache $version" "$OUT"
 expect_contains "kcache info" "$T/cache/$version" "$OUT"
 expect_contains "kcache info" "KCACHE_CUSTOM_CACHE_DIR" "$OUT"
+expect_contains "an empty system folder" "system packages ($T/sys): none" "$OUT"
+expect_not_contains "an empty system folder is there" "no such folder" "$OUT"
+KCACHE_SYSTEM_DB_PATH="$T/nowhere" run info
+expect_rc 0
+expect_contains "a system folder that is not there, said" "system packages ($T/nowhere): none (no such folder)" "$OUT"
 pass

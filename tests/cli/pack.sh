@@ -98,6 +98,7 @@ expect_eq "verify --json, an unreadable package's bad entries" null \
 run "${pack_args[@]}"
 expect_rc 1
 expect_contains "a second pack compiles nothing" "(0 compiled, 3 already in $T/pkg/gfx906_60.kdb.pack, 2 repeating an earlier line" "$OUT"
+expect_contains "no first kernel is timed when none was compiled" "compiling (none compiled)" "$OUT"
 
 # Packed with another compiler id, the keys are not the recorded ones:
 # said once, the kernels packed all the same.
@@ -221,6 +222,7 @@ PY
 run pack --manifest "$T/interrupt.jsonl" --target gfx906_60 --output "$T/pkg/int.kdb" --jobs 1
 expect_rc 130
 expect_contains "an interrupted pack says how to go on" "interrupted; what was compiled is kept in $T/pkg/int.kdb.pack: run the same pack again" "$ERR"
+expect_eq "piped, no progress line to end before it" 0 "$(grep -c '^$' <<<"$ERR" || true)"
 
 # Kernels that do not compile: their compiler's log is shown under them,
 # once for lines that failed alike.

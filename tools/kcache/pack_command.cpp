@@ -187,7 +187,9 @@ void on_interrupt(int signal) {
 }
 
 void say_how_to_resume(const std::string& work) {
-  const std::string text = "\nkcache: interrupted; what was compiled is kept in " + work +
+  // On a terminal the progress line is ended first; piped, there is none.
+  const std::string text = std::string(::isatty(STDERR_FILENO) ? "\n" : "") +
+                           "kcache: interrupted; what was compiled is kept in " + work +
                            ": run the same pack again to go on from there\n";
   interrupted_size = std::min(text.size(), sizeof interrupted_text);
   std::memcpy(interrupted_text, text.data(), interrupted_size);
@@ -378,14 +380,16 @@ int run_pack(const PackArgs& args) {
       args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency()), lines.size()));
   Progress progress(lines.size());
   const auto compiling = std::chrono::steady_clock::now();
-  double first_done = -1;  // seconds from the first compile's start to its end
+  double first_done = -1;  // seconds from the compiles' start to the first one's end
   // Repeats found when their outcomes come in (lines alike otherwise than
   // same_kernel finds, that came to one key) join those found in reading.
   PackTally tally(read.repeats);
   auto record = [&](const Outcome& outcome) {
     const Line& line = lines[outcome.index];
     std::string said = tally.record(outcome, line);
-    if (first_done < 0) first_done = seconds_since(compiling);
+    if (first_done < 0 && outcome.kind == Outcome::Kind::kCompiled) {
+      first_done = seconds_since(compiling);  // a kernel taken from the work folder is not one
+    }
     progress.done(line, said);
   };
   if (jobs <= 1) {
@@ -440,12 +444,16 @@ int run_pack(const PackArgs& args) {
             << (args.sign.empty() ? "" : "; signed") << ")\n";
   // Where the time went: what no job count shortens (reading the manifest,
   // the workers' start, writing the package) beside the compiles.
-  char took[160];
+  char first[64] = "none compiled";
+  if (first_done >= 0) {
+    std::snprintf(first, sizeof first, "the first kernel done after %.2f s", first_done);
+  }
+  char took[200];
   std::snprintf(took, sizeof took,
-                "took %.2f s: %.2f s before compiling, %.2f s compiling (the first kernel done "
-                "after %.2f s), %.2f s writing the package\n",
+                "took %.2f s: %.2f s before compiling, %.2f s compiling (%s), %.2f s writing the "
+                "package\n",
                 seconds_since(began), std::chrono::duration<double>(compiling - began).count(),
-                compile_seconds, std::max(first_done, 0.0), write_seconds);
+                compile_seconds, first, write_seconds);
   std::cout << took;
   if (tally.keyed_anew > 0) {
     std::cerr << "kcache: note: " << counted(tally.keyed_anew, "kernel")

@@ -210,7 +210,11 @@ int report_installed_packages(const std::string& folder, bool json, nlohmann::js
   std::sort(names.begin(), names.end());
   const std::vector<std::string> keys = *keys_to_check({});
   if (!json)
-    std::cout << "\nsystem packages (" << folder << ")" << (names.empty() ? ": none" : ":") << "\n";
+    std::cout << "\nsystem packages (" << folder << ")"
+              << (!names.empty()                                 ? ":"
+                  : std::filesystem::is_directory(folder, error) ? ": none"
+                                                                 : ": none (no such folder)")
+              << "\n";
   for (const auto& name : names) {
     const std::string path = folder + "/" + name;
     const std::string db = name.substr(0, name.size() - 4);
