@@ -95,6 +95,8 @@ contents() { dpkg-deb -c "$1" | awk '{print $6}'; }
 contents "$lib_deb" | grep '/lib/libkcache\.so\.[0-9]' >/dev/null || failed "libkcache0 holds no libkcache.so.N"
 contents "$lib_deb" | grep '/libexec/kcache/kcache-hip-worker$' >/dev/null || failed "libkcache0 holds no kcache-hip-worker"
 contents "$tool_deb" | grep '^\./usr/bin/kcache$' >/dev/null || failed "kcache holds no /usr/bin/kcache"
+contents "$tool_deb" | grep '^\./usr/libexec/kcache/libkcache-no-gpu-driver\.so$' >/dev/null ||
+  failed "kcache holds no libkcache-no-gpu-driver.so (pack's stand-in for the GPU driver)"
 contents "$dev_deb" | grep '/include/kcache/cache\.h$' >/dev/null || failed "libkcache-dev holds no kcache/cache.h"
 contents "$dev_deb" | grep '/cmake/kcache/KcacheKernelPackage\.cmake$' ||
   failed "libkcache-dev holds no KcacheKernelPackage.cmake"
@@ -167,7 +169,7 @@ check_root "$T/root" /usr usr
 # needs is in a package the Depends name.
 if command -v objdump >/dev/null; then
   for pair in "$lib_deb:$T/root/usr/lib/libkcache.so.0" "$lib_deb:$T/root/usr/libexec/kcache/kcache-hip-worker" \
-    "$tool_deb:$T/root/usr/bin/kcache"; do
+    "$tool_deb:$T/root/usr/bin/kcache" "$tool_deb:$T/root/usr/libexec/kcache/libkcache-no-gpu-driver.so"; do
     deb="${pair%%:*}"
     file="${pair#*:}"
     depends="$(field "$deb" Depends)"

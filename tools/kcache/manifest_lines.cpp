@@ -94,7 +94,7 @@ ManifestLines read_lines(std::string_view manifest, const std::string& backend,
     }
     if (auto misfit = target_misfit(line->backend, target)) {
       out.problems.push_back("line " + std::to_string(number) + ": " + line->backend +
-                             " cannot compile for " + target.db_basename() + ": " + *misfit);
+                             " cannot compile for " + target.to_string() + ": " + *misfit);
       ++out.misfits;
       continue;
     }
