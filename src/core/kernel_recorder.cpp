@@ -139,8 +139,11 @@ Status KernelRecorder::append_once(const CacheKey& key, const std::string& line)
   if (Status s =
           (*file)->write_at(*size, {reinterpret_cast<const std::uint8_t*>(out.data()), out.size()});
       !s.is_ok()) {
-    // Cut back what was written: a partial line must not stay behind.
-    (void)(*file)->truncate(*size);
+    // Cut back what was written: a partial line must not stay behind. Only
+    // from a file still longer than it was: one cut meanwhile would be
+    // lengthened with zeros (its torn line is skipped by readers, and
+    // ended by the next writer).
+    if (auto now = (*file)->size(); now && *now > *size) (void)(*file)->truncate(*size);
     return s;
   }
   recorded_.insert(key);
