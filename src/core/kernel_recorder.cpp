@@ -94,7 +94,8 @@ void KernelRecorder::record(const KernelRequest& request, const Compiler& compil
   }
   const std::string line = line_of(request, compiler, target, key, text);
   std::lock_guard lock(mutex_);
-  if (stopped_) return;
+  // Another thread may have recorded it meanwhile.
+  if (stopped_ || (recorded_.contains(key) && !looks_rewritten())) return;
   if (Status s = append_once(key, line); !s.is_ok()) {
     stopped_ = true;
     log_.warn_once("Record:" + path_, "Record",

@@ -74,30 +74,23 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
   const std::uint64_t index_offset = le::get_u64(header + 24);
   const std::uint64_t meta_offset = le::get_u64(header + 32);
   const std::uint64_t meta_size = le::get_u32(header + 40);
-  // Sizes are bounded by the file's before they are added, so no sum wraps.
   const std::uint64_t trailer_size =
       is_signed ? count * std::tuple_size_v<Sha256> + kKdbSignatureBlockSize : 0;
+  // The header's sizes agree with one another first (each bounded by the
+  // file's, so no sum below wraps), then with the file's length.
   if (count > file_size / kKdbIndexEntrySize || index_offset < kKdbHeaderSize ||
       index_offset > file_size || meta_offset != index_offset + count * kKdbIndexEntrySize ||
-      meta_offset > file_size || meta_size > file_size - meta_offset ||
-      trailer_size != file_size - meta_offset - meta_size) {
-    // The header's own sizes agreeing with one another, the file's length
-    // is what differs: say which way.
-    const bool sane = count <= file_size / kKdbIndexEntrySize && index_offset >= kKdbHeaderSize &&
-                      index_offset <= file_size &&
-                      meta_offset == index_offset + count * kKdbIndexEntrySize &&
-                      meta_size <= file_size;
-    const std::uint64_t expected = meta_offset + meta_size + trailer_size;
-    auto bytes = [](std::uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); };
-    if (sane && expected > file_size) {
-      return Status::corruption(path + " is " + bytes(expected - file_size) +
-                                " shorter than its header says (truncated?)");
-    }
-    if (sane && expected < file_size) {
-      return Status::corruption(path + " is " + bytes(file_size - expected) +
-                                " longer than its header says (appended to?)");
-    }
+      meta_size > file_size) {
     return Status::corruption(path + " has an inconsistent .kdb header");
+  }
+  if (const std::uint64_t described = meta_offset + meta_size + trailer_size;
+      described != file_size) {
+    const bool shorter = described > file_size;
+    const std::uint64_t off = shorter ? described - file_size : file_size - described;
+    return Status::corruption(path + " is " + std::to_string(off) +
+                              (off == 1 ? " byte " : " bytes ") +
+                              (shorter ? "shorter than its header says (truncated?)"
+                                       : "longer than its header says (appended to?)"));
   }
   ByteBuffer tail = ByteBuffer::allocate(file_size - index_offset);
   if (Status s = (*file)->read_at(index_offset, tail.mutable_span()); !s.is_ok()) return s;

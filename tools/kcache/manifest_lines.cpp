@@ -93,9 +93,10 @@ ManifestLines read_lines(std::string_view manifest, const std::string& backend,
       continue;
     }
     if (auto misfit = target_misfit(line->backend, target)) {
-      out.problems.push_back("line " + std::to_string(number) + ": " + line->backend +
-                             " cannot compile for " + target.to_string() + ": " + *misfit);
-      ++out.misfits;
+      const std::string why =
+          line->backend + " cannot compile for " + target.to_string() + ": " + *misfit;
+      out.problems.push_back("line " + std::to_string(number) + ": " + why);
+      if (out.misfits++ == 0) out.first_misfit = why;
       continue;
     }
     const std::size_t hash = kernel_hash(*line);

@@ -32,6 +32,7 @@ struct ManifestLines {
   std::vector<std::string> problems;  // lines that do not parse, each naming its number
   std::size_t other_backends = 0;     // lines of another backend, left out
   std::size_t misfits = 0;            // lines whose backend takes no such target (in problems)
+  std::string first_misfit;           // why, for the first of them
   std::size_t repeats = 0;            // lines asking for a kernel an earlier line asks for
 };
 

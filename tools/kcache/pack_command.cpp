@@ -307,9 +307,8 @@ int run_pack(const PackArgs& args) {
   // A target none of the lines' backends takes: a usage error, before any
   // folder is made or compiler started (as `kcache compile` has it).
   if (lines.empty() && read.misfits > 0 && read.misfits == problems.size()) {
-    const std::string& first = problems.front();
     std::cerr << "kcache: --target " << args.target << ": no line of --manifest " << args.manifest
-              << " can be compiled for it (" << first.substr(first.find(": ") + 2) << ")\n";
+              << " can be compiled for it (" << read.first_misfit << ")\n";
     return 2;
   }
   // The package's path is the parent's to check (a worker writes none).

@@ -291,9 +291,11 @@ class HipCompiler final : public Compiler {
           "supports " +
           supported());
     }
-    if (auto misfit = hip_target_misfit(requested)) return Status::invalid_argument(*misfit);
     Target target = requested;
     if (target.arch.starts_with(kAmdTriple)) target.arch.erase(0, kAmdTriple.size());
+    if (!looks_like_amd_arch(target.arch)) {
+      return Status::invalid_argument(*hip_target_misfit(requested));
+    }
     auto canonical = Target::parse(target.id());  // sorts the features
     if (!canonical) return canonical.status();
     target.features = canonical->features;

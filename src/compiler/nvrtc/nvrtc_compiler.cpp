@@ -188,8 +188,12 @@ class NvrtcCompiler final : public Compiler {
           "compute_90 (ptx); it supports " +
           supported());
     }
-    if (auto misfit = nvrtc_target_misfit(requested)) return Status::invalid_argument(*misfit);
+    // Parsed once (every request resolves its target); the misfit's words
+    // only when it is one.
     auto arch = parse_cuda_arch(requested.arch);
+    if (!arch || !requested.features.empty()) {
+      return Status::invalid_argument(*nvrtc_target_misfit(requested));
+    }
     if (std::find(archs_.begin(), archs_.end(), arch->number) == archs_.end()) {
       return Status::invalid_argument("this NVRTC cannot compile for " + requested.arch +
                                       "; it supports " + supported());
