@@ -286,7 +286,9 @@ class KCACHE_EXPORT Cache {
   // Copies every entry of the package at `path` into the user tier, in the
   // database its metadata names; returns how many. An entry that fails
   // its checks is skipped, counted in `left_out` when given (kCorruption
-  // when none is left).
+  // when none is left). A package whose signature does not hold, or, with
+  // trusted keys configured, one they do not sign, is refused whole
+  // (kCorruption), as the system tier refuses it.
   Result<std::uint64_t> import_package(const std::string& path, std::uint64_t* left_out = nullptr);
 
   class Impl;

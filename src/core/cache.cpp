@@ -428,7 +428,7 @@ class Cache::Impl final : public TierEvents {
   Result<std::uint64_t> import_package(const std::string& path, std::uint64_t* left_out) {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    return import_into_user(*user, env_, path, compression_, left_out);
+    return import_into_user(*user, env_, path, config_.trusted_keys, compression_, left_out);
   }
 
   Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,

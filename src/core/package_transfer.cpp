@@ -43,9 +43,20 @@ Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_vie
 }
 
 Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::string& path,
+                                       const std::vector<std::string>& trusted_keys,
                                        Compression compression, std::uint64_t* left_out) {
   auto kdb = KdbReader::open(path, env);
   if (!kdb) return kdb.status();
+  // What the user cache serves, it serves without a signature: a package
+  // the system tier would refuse for its signature is not let in this way.
+  if (!trusted_keys.empty()) {
+    if (auto refusal = TrustedKeys::load(trusted_keys, env).refusal(**kdb)) {
+      return Status::corruption(path + ": " + *refusal +
+                                " (KCACHE_TRUSTED_KEYS is set); not imported");
+    }
+  } else if (auto broken = signature_failure(**kdb); broken && broken->checked) {
+    return Status::corruption(path + ": " + broken->why + "; not imported");
+  }
   std::string db;
   for (const auto& [name, value] : (*kdb)->metadata()) {
     if (name == "db") db = value;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "env/env.h"
 #include "format/compression.h"
@@ -23,8 +24,11 @@ Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_vie
 // The entries of the package at `path` that pass every check, stored in
 // `user` (stored with `compression`) in the database its metadata names;
 // returns how many (kCorruption when none passes), and counts those that
-// fail in `left_out` when given.
+// fail in `left_out` when given. A package the system tier would refuse
+// for its signature is refused whole (kCorruption): under `trusted_keys`
+// (when any) one they do not sign, else one whose signature does not hold.
 Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::string& path,
+                                       const std::vector<std::string>& trusted_keys,
                                        Compression compression, std::uint64_t* left_out = nullptr);
 
 }  // namespace kcache

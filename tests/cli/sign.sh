@@ -121,6 +121,28 @@ for package in "$T/pkg-other/gfx906_60.kdb" "$T/pkg-unsigned/gfx906_60.kdb"; do
 done
 expect_eq "what was installed stays" "$installed" "$(snapshot "$T/inst")"
 
+# import lets in only what the system tier would serve: the user cache
+# serves with no signature left to check.
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache-import"
+run import "$T/pkg/bad-signature.kdb"
+expect_rc 1
+expect_contains "import: a broken signature" "its signature does not match its contents (altered after signing, or forged); not imported" "$ERR"
+for package in "$T/pkg-other/gfx906_60.kdb" "$T/pkg-unsigned/gfx906_60.kdb"; do
+  KCACHE_TRUSTED_KEYS="$T/keys/release.pub" run import "$package"
+  expect_rc 1
+  expect_contains "import under trusted keys: $package" "(KCACHE_TRUSTED_KEYS is set); not imported" "$ERR"
+done
+run list
+expect_not_contains "nothing imported" "gfx906_60" "$OUT"
+KCACHE_TRUSTED_KEYS="$T/keys/release.pub" run import "$signed"
+expect_rc 0
+expect_contains "import under trusted keys: signed by one" "imported 2 entries" "$OUT"
+run list
+expect_contains "what was imported is listed" "gfx906_60" "$OUT"
+run import "$T/pkg-unsigned/gfx906_60.kdb"
+expect_rc 0
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache"
+
 # An unsigned package of the same kernels, for the system tier below.
 run export --output "$T/pkg/unsigned.kdb"
 expect_rc 0

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fakes/counting_events.h"
@@ -11,6 +13,7 @@
 #include "fakes/test_signer.h"
 #include "fakes/user_log_files.h"
 #include "format/kdb_file.h"
+#include "sign/key_file.h"
 #include "store/user/user_tier.h"
 
 namespace kcache {
@@ -72,7 +75,7 @@ TEST_F(ImportTest, EveryEntryOfAnIntactPackageIsImported) {
   const std::string pkg = dir_ / "gfx90a.kdb";
   write_package(pkg, {a_, b_, c_});
   auto tier = user();
-  auto imported = import_into_user(*tier, Env::posix(), pkg, Compression::kNone);
+  auto imported = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
   ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
   EXPECT_EQ(*imported, 3u);
   EXPECT_EQ(served(*tier, a_.key), "binary of a");
@@ -89,7 +92,7 @@ TEST_F(ImportTest, ABitFlippedEntryIsLeftOutAndTheRestImported) {
   testing::write_file(pkg, bytes);
 
   auto tier = user();
-  auto imported = import_into_user(*tier, Env::posix(), pkg, Compression::kNone);
+  auto imported = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
   ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
   EXPECT_EQ(*imported, 2u);
   EXPECT_EQ(served(*tier, a_.key), "binary of a");
@@ -118,7 +121,7 @@ TEST_F(ImportTest, AnEntryAlteredAfterSigningIsNotImported) {
   testing::write_file(pkg, bytes);
 
   auto tier = user();
-  auto imported = import_into_user(*tier, Env::posix(), pkg, Compression::kNone);
+  auto imported = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
   ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
   EXPECT_EQ(*imported, 1u);
   EXPECT_EQ(served(*tier, a_.key), "binary of a");
@@ -127,7 +130,7 @@ TEST_F(ImportTest, AnEntryAlteredAfterSigningIsNotImported) {
   // The same swap in an unsigned package cannot be told from the real
   // thing: its checksum holds, so it is imported (what signing is for).
   auto plain = user();
-  auto from_forged = import_into_user(*plain, Env::posix(), forged, Compression::kNone);
+  auto from_forged = import_into_user(*plain, Env::posix(), forged, {}, Compression::kNone);
   ASSERT_TRUE(from_forged.is_ok());
   EXPECT_EQ(served(*plain, b_.key), "binary of B");
 }
@@ -143,7 +146,7 @@ TEST_F(ImportTest, APackageOfOnlyBadEntriesIsAnErrorAndStoresNothing) {
   testing::write_file(pkg, bytes);
 
   auto tier = user();
-  auto imported = import_into_user(*tier, Env::posix(), pkg, Compression::kNone);
+  auto imported = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
   ASSERT_FALSE(imported.is_ok());
   EXPECT_EQ(imported.status().code(), StatusCode::kCorruption);
   EXPECT_NE(imported.status().message().find("none of its 2 entries passes its checks"),
@@ -153,11 +156,63 @@ TEST_F(ImportTest, APackageOfOnlyBadEntriesIsAnErrorAndStoresNothing) {
   EXPECT_EQ(served(*tier, b_.key), "");
 }
 
+// What the user cache holds is served with no signature left to check: a
+// package the system tier would refuse for its signature is not let in
+// by import. Without keys, one whose signature does not hold (altered
+// after signing, or forged); under trusted keys, also an unsigned one and
+// one signed by another key. Nothing of a refused package is stored.
+TEST_F(ImportTest, APackageWhoseSignatureDoesNotHoldIsRefusedWhole) {
+  const testing::TestSigner signer = testing::make_test_signer();
+  const std::string pkg = dir_ / "gfx90a.kdb";
+  write_package(pkg, {a_, b_}, &signer.signer);
+  std::string bytes = testing::read_file(pkg);
+  bytes[bytes.size() - 5] ^= 0x01;  // in the signature itself
+  testing::write_file(pkg, bytes);
+
+  auto tier = user();
+  auto imported = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(imported.status().message().find("signature does not match its contents"),
+            std::string::npos)
+      << imported.status().message();
+  EXPECT_EQ(served(*tier, a_.key), "");
+  EXPECT_EQ(served(*tier, b_.key), "");
+}
+
+TEST_F(ImportTest, UnderTrustedKeysOnlyAPackageTheySignIsImported) {
+  const testing::TestSigner trusted = testing::make_test_signer();
+  const testing::TestSigner other = testing::make_test_signer();
+  std::filesystem::create_directories(dir_ / "keys");
+  ASSERT_TRUE(write_key_pair(dir_ / "keys/trusted", trusted.pair, false, Env::posix()).is_ok());
+  const std::vector<std::string> keys = {dir_ / "keys/trusted.pub"};
+  write_package(dir_ / "unsigned.kdb", {a_});
+  write_package(dir_ / "other.kdb", {a_}, &other.signer);
+  write_package(dir_ / "signed.kdb", {a_}, &trusted.signer);
+
+  for (const auto& [name, why] : {std::pair{"unsigned.kdb", "it is not signed"},
+                                  std::pair{"other.kdb", "which is not a trusted key"}}) {
+    auto tier = user();
+    auto imported = import_into_user(*tier, Env::posix(), dir_ / name, keys, Compression::kNone);
+    ASSERT_FALSE(imported.is_ok()) << name;
+    EXPECT_EQ(imported.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(imported.status().message().find(why), std::string::npos)
+        << imported.status().message();
+    EXPECT_NE(imported.status().message().find("KCACHE_TRUSTED_KEYS"), std::string::npos);
+    EXPECT_EQ(served(*tier, a_.key), "") << name;
+  }
+  auto tier = user();
+  auto imported =
+      import_into_user(*tier, Env::posix(), dir_ / "signed.kdb", keys, Compression::kNone);
+  ASSERT_TRUE(imported.is_ok()) << imported.status().to_string();
+  EXPECT_EQ(served(*tier, a_.key), "binary of a");
+}
+
 TEST_F(ImportTest, APackageThatNamesNoDatabaseIsRefused) {
   const std::string pkg = dir_ / "nameless.kdb";
   write_package(pkg, {a_}, nullptr, /*db=*/"");
   auto tier = user();
-  auto imported = import_into_user(*tier, Env::posix(), pkg, Compression::kNone);
+  auto imported = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
   ASSERT_FALSE(imported.is_ok());
   EXPECT_EQ(imported.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(imported.status().message().find("names no database"), std::string::npos);
@@ -190,7 +245,7 @@ TEST_F(ImportTest, ATruncatedPackageIsAnErrorNotAPartialImport) {
   std::string bytes = testing::read_file(pkg);
   testing::write_file(pkg, bytes.substr(0, bytes.size() / 2));
   auto tier = user();
-  auto imported = import_into_user(*tier, Env::posix(), pkg, Compression::kNone);
+  auto imported = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
   EXPECT_FALSE(imported.is_ok());
   EXPECT_EQ(served(*tier, a_.key), "");
 }

@@ -339,6 +339,9 @@ int run_pack(const PackArgs& args) {
   options.disable_cache = false;
   options.record_path = "";
   options.failure_ttl = std::chrono::milliseconds(0);
+  // Its imports are the user cache's own entries (--from-cache), unsigned
+  // copies: never held to KCACHE_TRUSTED_KEYS, which is for packages.
+  options.trusted_keys = "";
   // A resume store need not flush each entry (500 flushes were a floor no
   // job count removed): a torn entry reads back as a miss and is compiled
   // again; the package itself is written whole and synced.
