@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "commands.h"
@@ -91,6 +92,28 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
     compiler = std::make_unique<layer::LoggedCompiler>(std::move(*made));
   }
   return compiler.get();
+}
+
+// Why the device cannot take the lines' target, when every line is
+// OpenCL's: its runtime compiles for this machine's device alone, which
+// only it can name (target_misfit tells NVRTC's and hipRTC's misfits by
+// the name, loading nothing). Asked once, so that such a pack is a usage
+// error before any folder is made or worker started; nullopt when it
+// fits, when the runtime cannot say (the workers then say why), or when
+// other backends' lines may fit (a misfit line then fails with this
+// reason in its worker).
+std::optional<std::string> opencl_device_misfit(const std::vector<Line>& lines,
+                                                const CompilerConfig& config) {
+  if (lines.empty() || std::any_of(lines.begin(), lines.end(),
+                                   [](const Line& l) { return l.backend != "opencl"; })) {
+    return std::nullopt;
+  }
+  Compilers compilers;
+  auto compiler = compiler_for(lines.front(), config, compilers);
+  if (!compiler) return std::nullopt;
+  auto fits = (*compiler)->resolve_target(lines.front().request.target);
+  if (fits || fits.status().code() != StatusCode::kInvalidArgument) return std::nullopt;
+  return fits.status().message();
 }
 
 // --from-cache: the manifest's kernels the user cache already holds, for
@@ -311,16 +334,23 @@ int run_pack(const PackArgs& args) {
               << " can be compiled for it (" << read.first_misfit << ")\n";
     return 2;
   }
-  // The package's path is the parent's to check (a worker writes none).
   const bool worker = args.worker_of > 0;
+  keep_nvrtc_from_the_driver(lines);  // single-threaded still: nothing reads the environment
+  CompilerConfig config = config_of(args.compiler);
+  config.command = command_from_here(config.command);
+  config.command_input_name = args.input_name;
+  if (auto misfit = worker ? std::nullopt : opencl_device_misfit(lines, config)) {
+    std::cerr << "kcache: --target " << args.target << ": no line of --manifest " << args.manifest
+              << " can be compiled for it (" << *misfit << ")\n";
+    return 2;
+  }
+  // The package's path is the parent's to check (a worker writes none).
   if (int bad = worker ? 0 : check_package_path(args.output); bad != 0) return bad;
   if (lines.empty()) {
     report_skipped(problems);
     return report_failure("--manifest " + args.manifest + " holds no kernel to pack" +
                           (read.other_backends ? " for backend " + args.backend : ""));
   }
-
-  keep_nvrtc_from_the_driver(lines);  // single-threaded still: nothing reads the environment
 
   // The pack's own cache: its user tier in the work folder, nothing else
   // (no package, no recording, failures not remembered).
@@ -356,9 +386,6 @@ int run_pack(const PackArgs& args) {
     }
   }
 
-  CompilerConfig config = config_of(args.compiler);
-  config.command = command_from_here(config.command);
-  config.command_input_name = args.input_name;
   keep_freed_memory();
   // A worker compiles the lines it is handed and says what became of each.
   if (worker) {
