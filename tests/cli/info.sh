@@ -53,4 +53,18 @@ expect_not_contains "an empty system folder is there" "no such folder" "$OUT"
 KCACHE_SYSTEM_DB_PATH="$T/nowhere" run info
 expect_rc 0
 expect_contains "a system folder that is not there, said" "system packages ($T/nowhere): none (no such folder)" "$OUT"
+
+# A file name is any bytes: one that is not UTF-8, or holds control
+# characters, in the system folder keeps --json valid JSON and the text
+# form free of raw escapes.
+printf 'not a package' >"$T/sys/"$'gfx\xff\e[31m.kdb'
+run info --json
+expect_rc 0
+[[ "$(json_py "$OUT" 'len(d["packages"])')" == 1 ]] ||
+  fail "info --json with a file name that is not UTF-8: $OUT"
+run info
+expect_rc 0
+expect_contains "a control character shown escaped" 'gfx'$'\xff''\x1b[31m.kdb: does not apply' "$OUT"
+[[ "$OUT" != *$'\e'* ]] || fail "kcache info printed a raw escape: $(cat -v <<<"$OUT")"
+rm -f "$T/sys/"*.kdb
 pass

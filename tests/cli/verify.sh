@@ -108,4 +108,25 @@ expect_rc 0
 [[ ! -e "$temp" ]] || fail "verify --repair left $temp"
 run verify
 expect_rc 0
+
+# A package the system tier never uses is a problem in the system folder:
+# one holding another database's kernels (renamed). Outside it, a
+# package's file name is not its own (install names it).
+make_good_package
+cp "$good" "$T/sys/gfx90a.kdb"
+run verify
+expect_rc 1
+expect_contains "verify: a renamed package" "$T/sys/gfx90a.kdb: not used: it holds kernels for gfx906_60, not gfx90a" "$OUT"
+run verify "$T/sys/gfx90a.kdb"
+expect_rc 1
+expect_contains "verify PKG: a renamed package" "the system tier would not use it: it holds kernels for gfx906_60, not gfx90a" "$OUT"
+cp "$good" "$T/export/any-name.kdb"
+run verify "$T/export/any-name.kdb"
+expect_rc 0
+rm "$T/sys/gfx90a.kdb"
+cp "$good" "$T/sys/gfx906_60.kdb"
+run verify
+expect_rc 0
+run verify "$T/sys/gfx906_60.kdb"
+expect_rc 0
 pass

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "json_text.h"
 #include "named_files.h"
 
 namespace kcache::tool {
@@ -40,7 +41,7 @@ int run_info(bool json) {
     nlohmann::json packages = nlohmann::json::array();
     if (config.enabled) report_installed_packages(config.system_db_path, true, &packages);
     out["packages"] = packages;
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return 0;
   }
   std::cout << "kcache " << KCACHE_VERSION_STRING << "\n";
@@ -67,9 +68,9 @@ int run_clear(bool json, bool failures_only) {
   auto removed = failures_only ? cache->clear_failures() : cache->clear();
   if (!removed) return report_failure(removed.status().message());
   if (json) {
-    std::cout
-        << nlohmann::json{{"removed", *removed}, {"user_dir", cache->config().user_dir}}.dump()
-        << "\n";
+    std::cout << json_text(
+                     nlohmann::json{{"removed", *removed}, {"user_dir", cache->config().user_dir}})
+              << "\n";
   } else {
     std::cout << "removed " << *removed
               << (failures_only ? " remembered compile errors" : " entries") << " from "
@@ -90,12 +91,12 @@ int run_verify(bool json, bool repair) {
     for (const auto& p : report->problems) {
       problems.push_back({{"path", p.path}, {"problem", p.problem}, {"repaired", p.repaired}});
     }
-    std::cout << nlohmann::json{{"entries_checked", report->entries_checked},
-                                {"entries_ok", report->entries_ok},
-                                {"databases_checked", report->databases_checked},
-                                {"problems", problems},
-                                {"ok", unrepaired == 0}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{{"entries_checked", report->entries_checked},
+                                          {"entries_ok", report->entries_ok},
+                                          {"databases_checked", report->databases_checked},
+                                          {"problems", problems},
+                                          {"ok", unrepaired == 0}},
+                           2)
               << "\n";
   } else {
     for (const auto& p : report->problems) {
@@ -144,7 +145,7 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
     written.push_back({{"db", db}, {"path", path}, {"entries", *count}});
     if (!json) std::cout << "wrote " << *count << " entries of " << db << " to " << path << "\n";
   }
-  if (json) std::cout << written.dump(2) << "\n";
+  if (json) std::cout << json_text(written, 2) << "\n";
   return 0;
 }
 
@@ -209,7 +210,8 @@ Runner add_verify_command(CLI::App& app) {
                   "Packages (.kdb) to check instead: every entry, the signature, the trust");
   cmd->add_option("--trusted", *trusted,
                   "With packages: a public key (.pub, or a folder of them) they must be signed "
-                  "with; repeatable (default: KCACHE_TRUSTED_KEYS)");
+                  "with; repeatable (default: KCACHE_TRUSTED_KEYS)")
+      ->check(names_a_path());
   cmd->add_flag("--json", *json, "Print JSON");
   auto* repair_flag =
       cmd->add_flag("--repair", *repair, "Quarantine bad entries and fix the index");
@@ -233,7 +235,8 @@ Runner add_export_command(CLI::App& app) {
       "export", "Write user-cache databases as read-only .kdb files for the system tier");
   cmd->add_option("--db", *dbs, "Database to export (default: all); repeatable");
   cmd->add_option("--output,-o", *output, "The .kdb file, or a folder for <db>.kdb files")
-      ->required();
+      ->required()
+      ->check(names_a_path());
   cmd->add_flag("--json", *json, "Print JSON");
   return [json, dbs, output] { return run_export(*json, *dbs, *output); };
 }

@@ -22,6 +22,15 @@ namespace kcache::tool {
 
 using Runner = std::function<int()>;
 
+// The check of an option that names a file or folder: an empty value
+// (what "$KEY" gives with KEY unset) is a usage error, never taken as the
+// option left out (`--sign ""` would write an unsigned package).
+inline CLI::Validator names_a_path() {
+  return CLI::Validator(
+      [](std::string& value) { return value.empty() ? std::string("is empty") : std::string(); },
+      "", "a path");
+}
+
 Runner add_compile_command(CLI::App& app);
 Runner add_info_command(CLI::App& app);
 Runner add_list_command(CLI::App& app);

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "json_text.h"
 #include "named_files.h"
 #include "request_flags.h"
 
@@ -81,7 +82,7 @@ int run_compile(const CompileArgs& args) {
     }
     out["metadata"] = metadata;
     if (!kernel->compile_log.empty()) out["compile_log"] = kernel->compile_log;
-    std::cout << out.dump() << "\n";
+    std::cout << json_text(out) << "\n";
   } else {
     std::cout << std::left << std::setw(9) << tier_name(kernel->tier) << kernel->db << "  "
               << kernel->binary().size() << " bytes  " << std::fixed << std::setprecision(2)
@@ -98,7 +99,7 @@ Runner add_compile_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("compile", "Fetch one kernel through the cache, compiling it on a miss");
   add_request_flags(cmd, args->request, /*required=*/true);
-  cmd->add_option("--output", args->output, "Write the binary to this file");
+  cmd->add_option("--output", args->output, "Write the binary to this file")->check(names_a_path());
   cmd->add_flag("--json", args->json, "Print one JSON object");
   return [args] { return run_compile(*args); };
 }

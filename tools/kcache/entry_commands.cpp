@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "human_text.h"
+#include "json_text.h"
 #include "named_files.h"
 
 namespace kcache::tool {
@@ -115,7 +116,7 @@ int run_list(const ListArguments& args) {
   if (args.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& e : shown) out.push_back(entry_json(e));
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return 0;
   }
   std::uint64_t total = 0;
@@ -151,7 +152,7 @@ int run_show(const std::string& key, bool json) {
     nlohmann::json metadata = nlohmann::json::array();
     for (const auto& [field, value] : (*entry)->metadata) metadata.push_back({field, value});
     out["metadata"] = metadata;
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return 0;
   }
   const auto row = [](const std::string& label, const std::string& value) {
@@ -198,12 +199,12 @@ int run_extract(const std::string& key, const std::string& output, bool json) {
     return report_failure(s.message());
   }
   if (json) {
-    std::cout << nlohmann::json{{"key", info.key.hex()},
-                                {"db", info.db},
-                                {"output", output},
-                                {"bytes", (*entry)->binary.size()},
-                                {"failure", info.failure}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{{"key", info.key.hex()},
+                                          {"db", info.db},
+                                          {"output", output},
+                                          {"bytes", (*entry)->binary.size()},
+                                          {"failure", info.failure}},
+                           2)
               << "\n";
   } else {
     std::cout << "wrote " << human_bytes((*entry)->binary.size()) << " of "
@@ -277,7 +278,7 @@ Runner add_extract_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("extract", "Write one entry's binary to a file");
   cmd->add_option("key", *key, "The key, or its start (as `kcache list` shows it)")->required();
-  cmd->add_option("--output,-o", *output, "The file to write")->required();
+  cmd->add_option("--output,-o", *output, "The file to write")->required()->check(names_a_path());
   cmd->add_flag("--json", *json, "Print JSON");
   return [key, output, json] { return run_extract(*key, *output, *json); };
 }

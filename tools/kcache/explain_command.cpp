@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "human_text.h"
+#include "json_text.h"
 #include "request_flags.h"
 
 namespace kcache::tool {
@@ -148,10 +149,10 @@ int explain_keys(Cache& cache, const ExplainArguments& args) {
   if (!first || !second) return report_failure("an entry's key material does not parse");
   const auto found = differences(*first, *second);
   if (args.json) {
-    std::cout << nlohmann::json{{"first", a.info.key.hex()},
-                                {"second", b.info.key.hex()},
-                                {"differences", differences_json(found)}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{{"first", a.info.key.hex()},
+                                          {"second", b.info.key.hex()},
+                                          {"differences", differences_json(found)}},
+                           2)
               << "\n";
     return 0;
   }
@@ -203,11 +204,11 @@ int explain_request(Cache& cache, const ExplainArguments& args) {
                          {"db", n.entry.info.db},
                          {"differences", differences_json(n.found)}});
     }
-    std::cout << nlohmann::json{{"key", key.hex()},
-                                {"in_cache", hit.has_value()},
-                                {"db", hit ? hit->db : ""},
-                                {"closest", closest}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{{"key", key.hex()},
+                                          {"in_cache", hit.has_value()},
+                                          {"db", hit ? hit->db : ""},
+                                          {"closest", closest}},
+                           2)
               << "\n";
     return 0;
   }

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "human_text.h"
+#include "json_text.h"
 
 namespace kcache::tool {
 namespace {
@@ -51,13 +52,13 @@ int run_gc(const GcArguments& args) {
   auto report = cache->gc(options);
   if (!report) return report_failure(report.status().message());
   if (args.json) {
-    std::cout << nlohmann::json{{"removed", report->removed},
-                                {"bytes", report->bytes},
-                                {"version_folders", items_json(report->version_folders)},
-                                {"compilers", items_json(report->compilers)},
-                                {"quarantined", items_json(report->quarantined)},
-                                {"kept", items_json(report->kept)}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{{"removed", report->removed},
+                                          {"bytes", report->bytes},
+                                          {"version_folders", items_json(report->version_folders)},
+                                          {"compilers", items_json(report->compilers)},
+                                          {"quarantined", items_json(report->quarantined)},
+                                          {"kept", items_json(report->kept)}},
+                           2)
               << "\n";
     return 0;
   }

@@ -65,7 +65,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "kcache: " << e.what() << "\nRun 'kcache --help' for usage.\n";
+    // A first word that names no command: said as such, with the commands.
+    const auto named = app.get_subcommands();
+    if (named.empty() && argc > 1 && argv[1][0] != '-') {
+      std::string commands;
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        commands += (commands.empty() ? "" : ", ") + sub->get_name();
+      }
+      std::cerr << "kcache: unknown command '" << argv[1] << "' (commands: " << commands
+                << ")\nRun 'kcache --help' for usage.\n";
+      return 2;
+    }
+    // The command's own help, when the error is within one.
+    const std::string command = named.empty() ? "" : " " + named.front()->get_name();
+    std::cerr << "kcache: " << e.what() << "\nRun 'kcache" << command << " --help' for usage.\n";
     return 2;
   }
   for (CLI::App* sub : app.get_subcommands()) {

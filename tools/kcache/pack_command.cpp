@@ -504,12 +504,15 @@ Runner add_pack_command(CLI::App& app) {
   auto args = std::make_shared<PackArgs>();
   CLI::App* cmd = app.add_subcommand(
       "pack", "Compile every kernel of a manifest (KCACHE_RECORD) for a target into a package");
-  cmd->add_option("--manifest", args->manifest, "The manifest (JSON lines)")->required();
+  cmd->add_option("--manifest", args->manifest, "The manifest (JSON lines)")
+      ->required()
+      ->check(names_a_path());
   cmd->add_option("--target", args->target, "Target, e.g. sm_90_132, gfx90a, or the OpenCL arch")
       ->required();
   cmd->add_option("--output", args->output, "The package to write, <db>.kdb")->required();
   cmd->add_option("--work", args->work,
-                  "Folder of the pack's own cache, kept to resume (default: <output>.pack)");
+                  "Folder of the pack's own cache, kept to resume (default: <output>.pack)")
+      ->check(names_a_path());
   cmd->add_option("--jobs,-j", args->jobs,
                   "Kernels compiled at once (default, or 0: one per core)");
   cmd->add_option("--backend", args->backend, "Only the manifest's kernels of this backend")
@@ -517,7 +520,8 @@ Runner add_pack_command(CLI::App& app) {
   add_compiler_flags(cmd, args->compiler, " (default: the recorded one)");
   cmd->add_option("--input-name", args->input_name,
                   "command backend: file name {in} gets (default: the recorded one)");
-  cmd->add_option("--sign", args->sign, "Sign the package with this private key (kcache keygen)");
+  cmd->add_option("--sign", args->sign, "Sign the package with this private key (kcache keygen)")
+      ->check(names_a_path());
   cmd->add_flag("--from-cache", args->from_cache,
                 "Take the kernels the user cache already holds for this target instead of "
                 "compiling them");

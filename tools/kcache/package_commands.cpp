@@ -155,8 +155,11 @@ Runner add_merge_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("merge", "Join packages of one database into one (each kernel once)");
   cmd->add_option("packages", *packages, "Packages (.kdb) to join")->required();
-  cmd->add_option("--output,-o", *output, "The package to write")->required();
-  cmd->add_option("--sign", *sign, "Sign the package with this private key (kcache keygen)");
+  cmd->add_option("--output,-o", *output, "The package to write")
+      ->required()
+      ->check(names_a_path());
+  cmd->add_option("--sign", *sign, "Sign the package with this private key (kcache keygen)")
+      ->check(names_a_path());
   return [packages, output, sign] { return run_merge(*packages, *output, *sign); };
 }
 

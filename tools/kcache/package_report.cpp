@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "human_text.h"
+#include "json_text.h"
 
 namespace kcache::tool {
 namespace {
@@ -74,6 +75,21 @@ std::string shown(std::string_view text) {
     }
   }
   return out;
+}
+
+// The database a package file is found as: its name without ".kdb".
+std::string file_db(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  return name.ends_with(".kdb") ? name.substr(0, name.size() - 4) : name;
+}
+
+// Whether `path` lies in `folder` itself (links followed).
+bool in_folder(const std::string& path, const std::string& folder) {
+  if (folder.empty()) return false;
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  std::error_code error;
+  return std::filesystem::equivalent(parent, folder, error);
 }
 
 nlohmann::json package_json(const PackageInfo& info) {
@@ -210,7 +226,7 @@ int report_installed_packages(const std::string& folder, bool json, nlohmann::js
   std::sort(names.begin(), names.end());
   const std::vector<std::string> keys = *keys_to_check({});
   if (!json)
-    std::cout << "\nsystem packages (" << folder << ")"
+    std::cout << "\nsystem packages (" << shown(folder) << ")"
               << (!names.empty()                                 ? ":"
                   : std::filesystem::is_directory(folder, error) ? ": none"
                                                                  : ": none (no such folder)")
@@ -230,8 +246,9 @@ int report_installed_packages(const std::string& folder, bool json, nlohmann::js
       out->push_back(std::move(one));
       continue;
     }
-    std::cout << "  " << name << ": " << (info ? counted(info->kernels, "kernel") + ", " : "")
-              << (why.empty() ? "applies to this machine" : "does not apply: " + why)
+    std::cout << "  " << shown(name) << ": "
+              << (info ? counted(info->kernels, "kernel") + ", " : "")
+              << shown(why.empty() ? "applies to this machine" : "does not apply: " + why)
               << (note.empty() ? "" : "; " + note) << "\n";
   }
   return 0;
@@ -256,7 +273,7 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     auto row = [](const std::string& name) {
       return "  " + name + std::string(name.size() < 13 ? 14 - name.size() : 1, ' ');
     };
-    std::cout << info->path << "\n"
+    std::cout << shown(info->path) << "\n"
               << row("format") << info->format_version << "\n"
               << row("target") << shown(db_of(*info)) << "\n"
               << row("kernels") << info->kernels << "\n";
@@ -270,7 +287,7 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
                       : "no: " + info->refusal + " (the system tier will not use it)")
               << "\n";
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << json_text(out, 2) << "\n";
   return status;
 }
 
@@ -278,6 +295,7 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
                         const std::vector<std::string>& trusted_keys) {
   auto keys = keys_to_check(trusted_keys);
   if (!keys) return 2;
+  const std::string system_folder = resolve_config(CacheOptions{}).system_db_path;
   int status = 0;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& path : packages) {
@@ -295,6 +313,12 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
       // names is not confirmed (whether that key is trusted is moot).
       if (!info->refusal.empty() && info->signature_problem.empty()) {
         problems.push_back("the system tier would not use it: " + info->refusal);
+      }
+      // Another key or entry format: no kcache of this one uses it. Its
+      // name is its own only in the system folder (install names it).
+      const std::string db = in_folder(path, system_folder) ? file_db(path) : db_of(*info);
+      if (std::string unfit = package_unfit_reason(*info, db, CompilerIdentity{}); !unfit.empty()) {
+        problems.push_back("the system tier would not use it: " + unfit);
       }
     }
     if (!problems.empty()) status = 1;
@@ -314,7 +338,7 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
     }
     for (const auto& problem : problems) std::cout << path << ": problem: " << problem << "\n";
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << json_text(out, 2) << "\n";
   return status;
 }
 

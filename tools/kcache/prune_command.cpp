@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.h"
+#include "json_text.h"
 
 namespace kcache::tool {
 namespace {
@@ -76,18 +77,18 @@ int run_prune(const PruneArguments& args) {
                           " for a minute; nothing was done (try again later)");
   }
   if (args.json) {
-    std::cout << nlohmann::json{{"user_dir", dir},
-                                {"max_size", report->max_size},
-                                {"max_entries", report->max_entries},
-                                {"max_age_seconds", report->max_age_seconds},
-                                {"bytes_before", report->bytes_before},
-                                {"entries_before", report->entries_before},
-                                {"bytes_after", report->bytes_after},
-                                {"entries_after", report->entries_after},
-                                {"evicted", report->evicted},
-                                {"expired", report->expired},
-                                {"databases_compacted", report->databases_compacted}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{{"user_dir", dir},
+                                          {"max_size", report->max_size},
+                                          {"max_entries", report->max_entries},
+                                          {"max_age_seconds", report->max_age_seconds},
+                                          {"bytes_before", report->bytes_before},
+                                          {"entries_before", report->entries_before},
+                                          {"bytes_after", report->bytes_after},
+                                          {"entries_after", report->entries_after},
+                                          {"evicted", report->evicted},
+                                          {"expired", report->expired},
+                                          {"databases_compacted", report->databases_compacted}},
+                           2)
               << "\n";
     return 0;
   }

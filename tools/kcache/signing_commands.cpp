@@ -64,7 +64,7 @@ Runner add_sign_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "sign", "Sign packages (.kdb) in place with a private key (kcache keygen)");
   cmd->add_option("packages", *packages, "Packages to sign")->required();
-  cmd->add_option("--key", *key, "The private key file")->required();
+  cmd->add_option("--key", *key, "The private key file")->required()->check(names_a_path());
   return [packages, key] { return run_sign(*packages, *key); };
 }
 

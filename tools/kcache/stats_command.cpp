@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "human_text.h"
+#include "json_text.h"
 
 namespace kcache::tool {
 namespace {
@@ -155,17 +156,17 @@ int run_stats(const StatsArguments& args) {
   } else if (args.json) {
     nlohmann::json counts = nlohmann::json::object();
     for (const Count& count : kCounts) counts[count.name] = stats->counts.*count.field;
-    std::cout << nlohmann::json{{"user_dir", config.user_dir},
-                                {"counted", stats->counted},
-                                {"since_unix", stats->since_unix},
-                                {"counts", counts},
-                                {"entries", stats->entries},
-                                {"bytes", stats->bytes},
-                                {"databases", stats->databases},
-                                {"max_size", config.max_size},
-                                {"max_entries", config.max_entries},
-                                {"max_age_seconds", config.max_age.count()}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{{"user_dir", config.user_dir},
+                                          {"counted", stats->counted},
+                                          {"since_unix", stats->since_unix},
+                                          {"counts", counts},
+                                          {"entries", stats->entries},
+                                          {"bytes", stats->bytes},
+                                          {"databases", stats->databases},
+                                          {"max_size", config.max_size},
+                                          {"max_entries", config.max_entries},
+                                          {"max_age_seconds", config.max_age.count()}},
+                           2)
               << "\n";
   } else {
     print_table(config.user_dir, *stats, config);

@@ -121,6 +121,12 @@ class SystemTier final : public Tier {
         report.problems.push_back({path, unsigned_text(*refusal), false});
         continue;
       }
+      // Another key or entry format, or another database's kernels (a
+      // renamed file): never used here, whatever the compiler.
+      if (auto unfit = unfit_reason((*kdb)->metadata(), db, CompilerIdentity{})) {
+        report.problems.push_back({path, "not used: " + *unfit, false});
+        continue;
+      }
       for (const auto& slot : (*kdb)->slots()) {
         ++report.entries_checked;
         auto bytes = (*kdb)->read(slot);
