@@ -63,7 +63,7 @@ PY
 before="$(snapshot "$T/prefix")"
 run install "$T/damaged.kdb" --prefix "$T/prefix"
 expect_rc 1
-expect_contains "a damaged package is refused" "entries fail their checks; not installed" "$ERR"
+expect_contains "a damaged package is refused" "its one entry fails its checks; not installed" "$ERR"
 expect_eq "the prefix is unchanged" "$before" "$(snapshot "$T/prefix")"
 run install "$T/nothing.kdb" --prefix "$T/prefix"
 expect_rc 1
@@ -104,7 +104,7 @@ rm -f "$T/sys/gfx906_60.kdb"
 export KCACHE_CUSTOM_CACHE_DIR="$T/imported"
 run import "$good"
 expect_rc 0
-expect_contains "import says how many" "imported 1 entries of $good" "$OUT"
+expect_contains "import says how many" "imported 1 entry of $good" "$OUT"
 compile_ok --source src/add.cl --output out/imported.bin
 expect_eq "after import: tier" user "$TIER"
 cmp -s out/compiled.bin out/imported.bin || fail "the imported binary differs"
@@ -145,7 +145,7 @@ PY
 export KCACHE_CUSTOM_CACHE_DIR="$T/cache-one-bad"
 run import "$T/one-bad.kdb"
 expect_rc 1
-expect_contains "import takes the good one" "imported 1 entries of $T/one-bad.kdb" "$OUT"
+expect_contains "import takes the good one" "imported 1 entry of $T/one-bad.kdb" "$OUT"
 expect_contains "import says what it left out" "1 entry fails its checks and was left out" "$ERR"
 run merge "$T/one-bad.kdb" --output "$T/remerged.kdb"
 expect_rc 1

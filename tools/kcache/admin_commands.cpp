@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "human_text.h"
 #include "json_text.h"
 #include "named_files.h"
 
@@ -103,8 +104,9 @@ int run_verify(bool json, bool repair) {
       std::cout << (p.repaired ? "repaired: " : "problem:  ") << p.path << ": " << p.problem
                 << "\n";
     }
-    std::cout << report->entries_ok << " of " << report->entries_checked << " entries ok in "
-              << report->databases_checked << " databases";
+    std::cout << report->entries_ok << " of "
+              << counted(report->entries_checked, "entry", "entries") << " ok in "
+              << counted(report->databases_checked, "database");
     // Installed .kdb packages are read-only: repair cannot fix them.
     bool repairable = false;
     for (const auto& p : report->problems) {
@@ -143,7 +145,10 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
     auto count = cache->export_db(db, path);
     if (!count) return report_failure("export of " + db + ": " + count.status().message());
     written.push_back({{"db", db}, {"path", path}, {"entries", *count}});
-    if (!json) std::cout << "wrote " << *count << " entries of " << db << " to " << path << "\n";
+    if (!json) {
+      std::cout << "wrote " << counted(*count, "entry", "entries") << " of " << db << " to " << path
+                << "\n";
+    }
   }
   if (json) std::cout << json_text(written, 2) << "\n";
   return 0;

@@ -14,6 +14,16 @@ std::string counted(std::uint64_t n, std::string_view noun) {
   return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }
 
+std::string counted(std::uint64_t n, std::string_view noun, std::string_view plural) {
+  return std::to_string(n) + " " + std::string(n == 1 ? noun : plural);
+}
+
+std::string failing_entries(std::uint64_t bad, std::uint64_t total) {
+  if (total == 1 && bad == 1) return "its one entry fails its checks";
+  return std::to_string(bad) + " of its " + std::to_string(total) +
+         (bad == 1 ? " entries fails its checks" : " entries fail their checks");
+}
+
 std::string human_age(std::int64_t seconds) {
   if (seconds < 0) seconds = 0;
   struct Unit {

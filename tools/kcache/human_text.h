@@ -10,6 +10,12 @@ namespace kcache::tool {
 
 // "1 kernel", "3 kernels": `n` and the noun, "s" added unless n is 1.
 std::string counted(std::uint64_t n, std::string_view noun);
+// "1 entry", "3 entries": `n` and the noun, `plural` unless n is 1.
+std::string counted(std::uint64_t n, std::string_view noun, std::string_view plural);
+// How many of a package's `total` entries fail their checks: "its one
+// entry fails its checks", "1 of its 4 entries fails its checks", "2 of
+// its 4 entries fail their checks".
+std::string failing_entries(std::uint64_t bad, std::uint64_t total);
 // "45s", "12m", "3h", "5d", "7w": the largest unit, whole.
 std::string human_age(std::int64_t seconds);
 // "2026-12-02 14:55 UTC".

@@ -30,9 +30,8 @@ int install_one(const std::string& path, const std::string& folder,
   auto info = read_package_info(path, /*check_entries=*/true, trusted_keys);
   if (!info) return report_failure(about(path, info.status().message()) + "; not installed");
   if (info->bad_entries > 0) {
-    return report_failure(path + ": " + std::to_string(info->bad_entries) + " of its " +
-                          std::to_string(info->kernels) +
-                          " entries fail their checks; not installed");
+    return report_failure(path + ": " + failing_entries(info->bad_entries, info->kernels) +
+                          "; not installed");
   }
   if (!info->signature_problem.empty()) {
     return report_failure(path + ": its signature does not hold (" + info->signature_problem +
@@ -120,7 +119,7 @@ int run_import(const std::vector<std::string>& packages) {
       status = report_failure(about(path, count.status().message()));
       continue;
     }
-    std::cout << "imported " << *count << " entries of " << path << " into "
+    std::cout << "imported " << counted(*count, "entry", "entries") << " of " << path << " into "
               << (*cache)->config().user_dir << "\n";
     if (bad > 0) status = std::max(status, report_left_out(path, bad));
   }

@@ -305,8 +305,7 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
       problems.push_back(info.status().message());
     } else {
       if (info->bad_entries > 0) {
-        problems.push_back(std::to_string(info->bad_entries) + " of its " +
-                           std::to_string(info->kernels) + " entries fail their checks");
+        problems.push_back(failing_entries(info->bad_entries, info->kernels));
       }
       if (!info->signature_problem.empty()) problems.push_back(info->signature_problem);
       // A broken signature is the refusal too: said once, and the key it
