@@ -71,6 +71,21 @@ KCACHE_EXPORT Result<std::uint64_t> merge_packages(const std::vector<std::string
                                                    const std::string& signing_key = {},
                                                    std::uint64_t* left_out = nullptr);
 
+// What merge_packages_reporting did: the entries written, those left out
+// (they fail their checks), and the keys a later package holds another
+// binary for than the first that has it (kept: the compiler's output
+// differs from run to run, or a package was altered), the first named.
+struct KCACHE_EXPORT MergeReport {
+  std::uint64_t entries = 0;
+  std::uint64_t left_out = 0;
+  std::uint64_t differing = 0;
+  std::string first_differing;  // "<key> in <path>", when differing > 0
+};
+// merge_packages, with what it found.
+KCACHE_EXPORT Result<MergeReport> merge_packages_reporting(const std::vector<std::string>& inputs,
+                                                           const std::string& output,
+                                                           const std::string& signing_key = {});
+
 // Makes a new key pair: the private key at `path` (mode 0600) and the
 // public key at `path`.pub. kInvalidArgument when either exists and
 // !overwrite. Returns the key's id.

@@ -1,6 +1,8 @@
 // merge_packages (kcache/cache.h): `kcache merge`.
 #include <kcache/cache.h>
 
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -21,20 +23,31 @@ std::string field(const Fields& fields, std::string_view name) {
   return {};
 }
 
+// Whether `entry` holds the binary the entry `kept` (encoded, already
+// checked) holds: the metadata (when it was compiled, in how long) may
+// differ between two packs of one kernel, the binary may not.
+bool same_binary(const Entry& entry, const std::vector<std::uint8_t>& kept, const CacheKey& key) {
+  auto first = decode_entry(ByteBuffer::copy_of(kept), &key, EntryCheck::kChecksumPassed);
+  if (!first) return false;
+  const auto a = entry.payload();
+  const auto b = first->payload();
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
 }  // namespace
 
-Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
-                                     const std::string& output, const std::string& signing_key,
-                                     std::uint64_t* left_out) {
+Result<MergeReport> merge_packages_reporting(const std::vector<std::string>& inputs,
+                                             const std::string& output,
+                                             const std::string& signing_key) {
   Env& env = const_cast<Env&>(Env::posix());
   if (inputs.empty()) return Status::invalid_argument("no package to merge");
   auto signer = optional_signer(signing_key, env);
   if (!signer) return signer.status();
   std::string db;
-  std::set<CacheKey> seen;
+  std::map<CacheKey, std::size_t> seen;  // -> its index in entries
   std::set<std::string> compilers;
   std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> entries;
-  std::uint64_t bad = 0;
+  MergeReport report;
   for (const auto& path : inputs) {
     auto kdb = KdbReader::open(path, env);
     if (!kdb) {
@@ -59,14 +72,22 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
       if (name == "compiler") compilers.insert(value);
     }
     for (const auto& slot : (*kdb)->slots()) {
-      if (seen.contains(slot.key)) continue;
       auto bytes = (*kdb)->read(slot);
       if (!bytes) return Status(bytes.status().code(), path + ": " + bytes.status().message());
-      if (!decode_package_entry(**kdb, slot, *bytes)) {  // left out: it fails its checks
-        ++bad;
+      auto entry = decode_package_entry(**kdb, slot, *bytes);
+      auto kept = seen.find(slot.key);
+      if (!entry) {  // left out: it fails its checks
+        if (kept == seen.end()) ++report.left_out;
         continue;
       }
-      seen.insert(slot.key);
+      if (kept != seen.end()) {  // the first copy stays; another binary is said
+        if (!same_binary(*entry, entries[kept->second].second, slot.key) &&
+            report.differing++ == 0) {
+          report.first_differing = slot.key.hex() + " in " + path;
+        }
+        continue;
+      }
+      seen.emplace(slot.key, entries.size());
       const auto span = bytes->span();
       entries.emplace_back(slot.key, std::vector<std::uint8_t>(span.begin(), span.end()));
     }
@@ -76,8 +97,17 @@ Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
       !s.is_ok()) {
     return s;
   }
-  if (left_out != nullptr) *left_out = bad;
-  return static_cast<std::uint64_t>(entries.size());
+  report.entries = entries.size();
+  return report;
+}
+
+Result<std::uint64_t> merge_packages(const std::vector<std::string>& inputs,
+                                     const std::string& output, const std::string& signing_key,
+                                     std::uint64_t* left_out) {
+  auto report = merge_packages_reporting(inputs, output, signing_key);
+  if (!report) return report.status();
+  if (left_out != nullptr) *left_out = report->left_out;
+  return report->entries;
 }
 
 }  // namespace kcache

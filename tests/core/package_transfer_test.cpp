@@ -239,6 +239,42 @@ TEST_F(ImportTest, MergeRefusesAPackageOfAnotherKeyFormat) {
   EXPECT_TRUE(merge_packages({good}, out, "").is_ok());
 }
 
+// Two packages with one key: the first package's copy is kept, and a
+// later copy with another binary is counted and named (a compiler whose
+// output differs from run to run, or an altered package), while one that
+// differs only in its metadata (when and how long it was compiled) is not.
+TEST_F(ImportTest, MergeSaysWhenALaterPackageHoldsAnotherBinaryForAKey) {
+  Entry b_again = b_;
+  b_again.created_unix += 100;
+  b_again.metadata.emplace_back("compile_us", "123");
+  Entry b_other = b_;
+  const std::string other_binary = "binary of B";
+  b_other.storage = ByteBuffer::copy_of(
+      {reinterpret_cast<const std::uint8_t*>(other_binary.data()), other_binary.size()});
+  b_other.payload_size = other_binary.size();
+  const std::string first = dir_ / "first.kdb";
+  const std::string same = dir_ / "same.kdb";
+  const std::string other = dir_ / "other.kdb";
+  write_package(first, {a_, b_});
+  write_package(same, {b_again, c_});
+  write_package(other, {b_other});
+
+  auto alike = merge_packages_reporting({first, same}, dir_ / "alike.kdb");
+  ASSERT_TRUE(alike.is_ok()) << alike.status().to_string();
+  EXPECT_EQ(alike->entries, 3u);
+  EXPECT_EQ(alike->differing, 0u);
+
+  auto merged = merge_packages_reporting({first, same, other}, dir_ / "merged.kdb");
+  ASSERT_TRUE(merged.is_ok()) << merged.status().to_string();
+  EXPECT_EQ(merged->entries, 3u);
+  EXPECT_EQ(merged->differing, 1u);
+  EXPECT_EQ(merged->first_differing, b_.key.hex() + " in " + other);
+  auto tier = user();
+  ASSERT_TRUE(
+      import_into_user(*tier, Env::posix(), dir_ / "merged.kdb", {}, Compression::kNone).is_ok());
+  EXPECT_EQ(served(*tier, b_.key), "binary of b");  // the first package's
+}
+
 TEST_F(ImportTest, ATruncatedPackageIsAnErrorNotAPartialImport) {
   const std::string pkg = dir_ / "gfx90a.kdb";
   write_package(pkg, {a_, b_});

@@ -134,11 +134,22 @@ int run_merge(const std::vector<std::string>& packages, const std::string& outpu
   if (!sign.empty()) {
     if (int bad = check_key_option("--sign", sign); bad != 0) return bad;
   }
-  std::uint64_t bad = 0;
-  auto count = merge_packages(packages, output, sign, &bad);
-  if (!count) return report_failure(count.status().message() + "; nothing written");
+  auto report = merge_packages_reporting(packages, output, sign);
+  if (!report) return report_failure(report.status().message() + "; nothing written");
   std::cout << "merged " << counted(packages.size(), "package") << " into " << output << " ("
-            << counted(*count, "kernel") << ")\n";
+            << counted(report->entries, "kernel") << ")\n";
+  if (report->differing > 0) {
+    std::cerr << "kcache: note: " << counted(report->differing, "kernel")
+              << (report->differing == 1 ? " has" : " have")
+              << " another binary in a later package than in the first that holds it (the first "
+                 "kept; the compiler's output differs from run to run, or a package was "
+                 "altered): "
+              << report->first_differing
+              << (report->differing > 1 ? " and " + std::to_string(report->differing - 1) + " more"
+                                        : "")
+              << "\n";
+  }
+  const std::uint64_t bad = report->left_out;
   if (bad == 0) return 0;
   std::string inputs;
   for (const auto& path : packages) inputs += (inputs.empty() ? "" : " ") + path;
