@@ -48,10 +48,20 @@ chmod 0777 "$T/open/share/kcache/db"
 run install "$good" --prefix "$T/open"
 expect_rc 1
 expect_contains "the refusal is said" "the system tier will not use $T/open/share/kcache/db/gfx906_60.kdb: another user could have written it" "$ERR"
-expect_contains "and how to mend it" "writable by its owner only (chmod go-w)" "$ERR"
+expect_contains "and how to mend it" "fix the owner or mode of what that names (chmod go-w)" "$ERR"
 chmod 0755 "$T/open/share/kcache/db"
 run install "$good" --prefix "$T/open"
 expect_rc 0
+expect_not_contains "a package only its owner could write: no warning" "warning" "$ERR"
+
+# A package file others could have written is installed as asked, and
+# said: its copy in the system folder is the installer's own now.
+cp "$good" "$T/open-to-all.kdb"
+chmod 0666 "$T/open-to-all.kdb"
+run install "$T/open-to-all.kdb" --prefix "$T/open"
+expect_rc 0
+expect_contains "install warns of a package others could have written" "kcache: warning: $T/open-to-all.kdb: another user could have written it (file $T/open-to-all.kdb is writable by others (mode 0666))" "$ERR"
+rm "$T/open-to-all.kdb"
 
 # A damaged package is refused whole; what was installed stays.
 python3 - "$good" "$T/damaged.kdb" <<'PY' || fail "could not damage a package"

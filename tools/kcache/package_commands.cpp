@@ -25,6 +25,19 @@ namespace {
 // fail their checks, a signature that does not hold, under the trusted
 // keys (KCACHE_TRUSTED_KEYS) one they do not sign, a database name that is
 // not a file name, a key or entry format this kcache does not read.
+// A package others could have written is installed or imported as asked
+// (the user named it), but said: the copy is the user's (or root's) now,
+// and the system tier would have refused the file where it lay. Under
+// trusted keys the signature vouches for it instead.
+void warn_if_others_could_write(const PackageInfo& info,
+                                const std::vector<std::string>& trusted_keys) {
+  if (info.untrusted.empty() || !trusted_keys.empty()) return;
+  std::cerr << "kcache: warning: " << info.path << ": another user could have written it ("
+            << info.untrusted
+            << "), and its copy is yours now: make sure it is the package you meant (sign "
+               "packages and set KCACHE_TRUSTED_KEYS to have kcache check)\n";
+}
+
 int install_one(const std::string& path, const std::string& folder,
                 const std::vector<std::string>& trusted_keys) {
   auto info = read_package_info(path, /*check_entries=*/true, trusted_keys);
@@ -61,15 +74,15 @@ int install_one(const std::string& path, const std::string& folder,
     return report_failure(s.message());
   }
   std::cout << "installed " << target << " (" << counted(info->kernels, "kernel") << ")\n";
+  warn_if_others_could_write(*info, trusted_keys);
   // In place, but refused where it lies (ssh's StrictModes): not what was
   // asked, so not a success. It is left there: with the folder mended (or
   // the package signed by a trusted key) it is used.
   if (auto installed = read_package_info(target); installed && !installed->untrusted.empty()) {
     return report_failure("the system tier will not use " + target +
                           ": another user could have written it (" + installed->untrusted +
-                          "); make " + folder +
-                          " writable by its owner only (chmod go-w), or sign the package and "
-                          "trust its key (KCACHE_TRUSTED_KEYS)");
+                          "); fix the owner or mode of what that names (chmod go-w), or sign "
+                          "the package and trust its key (KCACHE_TRUSTED_KEYS)");
   }
   return 0;
 }
@@ -121,6 +134,9 @@ int run_import(const std::vector<std::string>& packages) {
     }
     std::cout << "imported " << counted(*count, "entry", "entries") << " of " << path << " into "
               << (*cache)->config().user_dir << "\n";
+    if (auto info = read_package_info(path)) {
+      warn_if_others_could_write(*info, (*cache)->config().trusted_keys);
+    }
     if (bad > 0) status = std::max(status, report_left_out(path, bad));
   }
   return status;
