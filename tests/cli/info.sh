@@ -53,6 +53,13 @@ expect_not_contains "an empty system folder is there" "no such folder" "$OUT"
 KCACHE_SYSTEM_DB_PATH="$T/nowhere" run info
 expect_rc 0
 expect_contains "a system folder that is not there, said" "system packages ($T/nowhere): none (no such folder)" "$OUT"
+KCACHE_SYSTEM_DB_PATH="$T/nowhere" run info --json
+expect_eq "--json: a system folder that is not there" "no such folder" "$(json_get "$OUT" system_db_problem)"
+touch "$T/a-file"
+KCACHE_SYSTEM_DB_PATH="$T/a-file" run info
+expect_contains "a file for the system folder, said" "system packages ($T/a-file): none (not a folder)" "$OUT"
+run info --json
+expect_eq "--json: the system folder is fine" "" "$(json_get "$OUT" system_db_problem)"
 
 # A file name is any bytes: one that is not UTF-8, or holds control
 # characters, in the system folder keeps --json valid JSON and the text

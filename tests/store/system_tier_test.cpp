@@ -263,6 +263,31 @@ TEST(SystemTierTest, UnreadablePackageThroughTheEnvIsAbsentWithOneWarning) {
   }
 }
 
+// A folder that cannot be read (EACCES opening any package, listing it
+// too): one warning naming the folder, not one per package the lookups
+// ask for (an exact target and its arch), which cannot be told apart.
+TEST(SystemTierTest, AFolderThatCannotBeReadIsSaidOnceAsTheFolder) {
+  TempFolder dir;
+  Entry entry = entry_named("e");
+  write_package(dir / "sm_61_28.kdb", {entry});
+  testing::FaultEnv env;
+  env.inject(testing::FaultOp::kOpen, ".kdb", EACCES);
+  env.inject(testing::FaultOp::kList, dir.path(), EACCES);
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, env, log, events);
+  for (int i = 0; i < 2; ++i) {
+    auto got = tier->get({"sm_61_28", "sm_61"}, entry.key);
+    ASSERT_TRUE(got.is_ok());
+    EXPECT_FALSE(got->has_value());
+  }
+  ASSERT_EQ(captured.lines.size(), 1u);
+  EXPECT_NE(captured.lines[0].find("System database folder " + dir.path() + " cannot be read"),
+            std::string::npos)
+      << captured.lines[0];
+}
+
 // EIO on reading an entry of a package that opened fine: the tier fails
 // that lookup (the cache logs it once and goes on), the next key is fine.
 TEST(SystemTierTest, ReadErrorAfterOpenFailsTheLookupOnly) {

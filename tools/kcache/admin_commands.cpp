@@ -40,7 +40,9 @@ int run_info(bool json) {
                           {"settings", settings},
                           {"warnings", config.warnings}};
     nlohmann::json packages = nlohmann::json::array();
-    if (config.enabled) report_installed_packages(config.system_db_path, true, &packages);
+    if (config.enabled) {
+      out["system_db_problem"] = report_installed_packages(config.system_db_path, true, &packages);
+    }
     out["packages"] = packages;
     std::cout << json_text(out, 2) << "\n";
     return 0;

@@ -70,8 +70,9 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
                         const std::vector<std::string>& trusted_keys);
 // The .kdb files in `folder` (kcache info): each with its kernels and
 // whether it applies to this machine, or why not; printed, or added to
-// `out` with `json`.
-int report_installed_packages(const std::string& folder, bool json, nlohmann::json* out);
+// `out` with `json`. Returns why the folder lists none when it is the
+// reason ("no such folder", "not a folder", "cannot read it: ..."), else "".
+std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out);
 
 // The command line this process was started with (argv), for kcache pack
 // to start its workers with.

@@ -217,19 +217,29 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
 
 }  // namespace
 
-int report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
+std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
   std::vector<std::string> names;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
     if (entry.path().extension() == ".kdb") names.push_back(entry.path().filename().string());
   }
   std::sort(names.begin(), names.end());
+  // Why none can be listed, when the folder itself is the reason.
+  std::string problem;
+  std::error_code kind_error;
+  if (!std::filesystem::exists(folder, kind_error)) {
+    problem = "no such folder";
+  } else if (!std::filesystem::is_directory(folder, kind_error)) {
+    problem = "not a folder";
+  } else if (error) {
+    problem = "cannot read it: " + error.message();
+  }
   const std::vector<std::string> keys = *keys_to_check({});
   if (!json)
     std::cout << "\nsystem packages (" << shown(folder) << ")"
-              << (!names.empty()                                 ? ":"
-                  : std::filesystem::is_directory(folder, error) ? ": none"
-                                                                 : ": none (no such folder)")
+              << (!names.empty()    ? ":"
+                  : problem.empty() ? ": none"
+                                    : ": none (" + problem + ")")
               << "\n";
   for (const auto& name : names) {
     const std::string path = folder + "/" + name;
@@ -251,7 +261,7 @@ int report_installed_packages(const std::string& folder, bool json, nlohmann::js
               << shown(why.empty() ? "applies to this machine" : "does not apply: " + why)
               << (note.empty() ? "" : "; " + note) << "\n";
   }
-  return 0;
+  return problem;
 }
 
 int run_package_info(bool json, const std::vector<std::string>& packages) {

@@ -365,9 +365,19 @@ class SystemTier final : public Tier {
     } else if (opened.status().code() == StatusCode::kCorruption) {
       events_.on_corrupt(name(), path, opened.status());
     } else if (kept.present) {
-      log_.warn_once("SystemDb:unreadable:" + path, "SystemDb",
-                     "System database file " + path +
-                         " is unreadable and is ignored: " + opened.status().message());
+      // A folder that cannot be read is said once, as the folder: its
+      // packages, there or not, cannot be told apart.
+      if (auto listed = env_.list_dir(folder_);
+          !listed && listed.status().code() != StatusCode::kNotFound) {
+        log_.warn_once(
+            "SystemDb:folder:" + folder_, "SystemDb",
+            "System database folder " + folder_ +
+                " cannot be read, and no package in it is used: " + listed.status().message());
+      } else {
+        log_.warn_once("SystemDb:unreadable:" + path, "SystemDb",
+                       "System database file " + path +
+                           " is unreadable and is ignored: " + opened.status().message());
+      }
     }
     return made;
   }
