@@ -89,4 +89,21 @@ checked "extract does not write through a link"
 KCACHE_DISABLE_CACHE=1 run show "${add_key:0:8}"
 expect_rc 1
 expect_contains "show with the cache off" "disabled" "$ERR"
+
+# One key in two databases (an arch's and a device's: the units are not
+# part of the key): more digits cannot tell them apart, --db does.
+compile_ok --source src/add.cl --kernel add --target gfx906 --output out/arch.bin
+expect_eq "one key for the arch and the device" "$add_key" "$KEY"
+run show "$add_key"
+expect_rc 1
+expect_contains "both databases named" "key $add_key is in 2 databases (gfx906, gfx906_60); name one with --db" "$ERR"
+run show "$add_key" --db gfx906
+expect_rc 0
+expect_contains "show --db" "gfx906" "$OUT"
+run extract "${add_key:0:8}" --db gfx906_60 -o out/device.bin
+expect_rc 0
+cmp -s out/device.bin src/add.cl || fail "extract --db wrote other bytes than the binary"
+run show "$add_key" --db gfx90a
+expect_rc 1
+expect_contains "no entry in that database" "no entry of key $add_key in database gfx90a" "$ERR"
 pass

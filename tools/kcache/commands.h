@@ -54,10 +54,11 @@ Runner add_run_command(CLI::App& app);
 
 // The cache as the settings say (Cache::open); nullptr after saying why.
 std::unique_ptr<Cache> open_cache();
-// The one user entry whose key starts with `prefix` (4 to 32 hex digits):
-// 0 with it in `found`, or the exit status after saying why not (none,
-// several, not a key).
-int find_entry(Cache& cache, const std::string& prefix, EntryInfo& found);
+// The one user entry whose key starts with `prefix` (4 to 32 hex digits),
+// in database `db` when it is not empty (one key can be in several: an
+// arch's and a device's): 0 with it in `found`, or the exit status after
+// saying why not (none, several, not a key).
+int find_entry(Cache& cache, const std::string& prefix, const std::string& db, EntryInfo& found);
 
 // The database a package belongs to, its metadata "db" (the target it was
 // packed for: `sm_90_132`, or `sm_90` for any sm_90); empty when it names

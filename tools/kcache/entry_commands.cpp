@@ -137,11 +137,11 @@ int run_list(const ListArguments& args) {
   return 0;
 }
 
-int run_show(const std::string& key, bool json) {
+int run_show(const std::string& key, const std::string& db, bool json) {
   auto cache = open_cache();
   if (!cache) return 1;
   EntryInfo info;
-  if (int status = find_entry(*cache, key, info); status != 0) return status;
+  if (int status = find_entry(*cache, key, db, info); status != 0) return status;
   auto entry = cache->read_entry(info.db, info.key);
   if (!entry) return report_failure(entry.status().message());
   if (!*entry) return report_failure("entry " + info.key.hex() + " went while it was read");
@@ -184,11 +184,12 @@ int run_show(const std::string& key, bool json) {
   return 0;
 }
 
-int run_extract(const std::string& key, const std::string& output, bool json) {
+int run_extract(const std::string& key, const std::string& db, const std::string& output,
+                bool json) {
   auto cache = open_cache();
   if (!cache) return 1;
   EntryInfo info;
-  if (int status = find_entry(*cache, key, info); status != 0) return status;
+  if (int status = find_entry(*cache, key, db, info); status != 0) return status;
   if (Status s = check_output_path(output, "--output " + output); !s.is_ok()) {
     return report_failure(s.message());
   }
@@ -218,7 +219,7 @@ int run_extract(const std::string& key, const std::string& output, bool json) {
 
 // The one entry whose key starts with `prefix`: 0 with it in `found`, or
 // the exit status after saying why not.
-int find_entry(Cache& cache, const std::string& prefix, EntryInfo& found) {
+int find_entry(Cache& cache, const std::string& prefix, const std::string& db, EntryInfo& found) {
   std::string lower;
   for (char c : prefix) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (lower.size() < 4 || lower.size() > 32 ||
@@ -231,10 +232,20 @@ int find_entry(Cache& cache, const std::string& prefix, EntryInfo& found) {
   if (!entries) return report_failure(entries.status().message());
   std::vector<EntryInfo> matches;
   for (const auto& e : *entries) {
-    if (e.key.hex().starts_with(lower)) matches.push_back(e);
+    if (e.key.hex().starts_with(lower) && (db.empty() || e.db == db)) matches.push_back(e);
   }
   if (matches.empty()) {
-    return report_failure("no entry of key " + lower + " in " + cache.config().user_dir);
+    return report_failure("no entry of key " + lower + (db.empty() ? "" : " in database " + db) +
+                          " in " + cache.config().user_dir);
+  }
+  const bool one_key = std::all_of(matches.begin(), matches.end(),
+                                   [&](const EntryInfo& e) { return e.key == matches[0].key; });
+  if (matches.size() > 1 && one_key) {  // more digits cannot tell them apart
+    std::string dbs;
+    for (const auto& e : matches) dbs += (dbs.empty() ? "" : ", ") + e.db;
+    return report_failure("key " + matches[0].key.hex() + " is in " +
+                          std::to_string(matches.size()) + " databases (" + dbs +
+                          "); name one with --db");
   }
   if (matches.size() > 1) {
     std::string which;
@@ -265,22 +276,26 @@ Runner add_list_command(CLI::App& app) {
 
 Runner add_show_command(CLI::App& app) {
   auto key = std::make_shared<std::string>();
+  auto db = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("show", "Show one entry whole: what it is, its key material");
   cmd->add_option("key", *key, "The key, or its start (as `kcache list` shows it)")->required();
+  cmd->add_option("--db", *db, "The database, when the key is in several (e.g. gfx906_60)");
   cmd->add_flag("--json", *json, "Print JSON");
-  return [key, json] { return run_show(*key, *json); };
+  return [key, db, json] { return run_show(*key, *db, *json); };
 }
 
 Runner add_extract_command(CLI::App& app) {
   auto key = std::make_shared<std::string>();
+  auto db = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("extract", "Write one entry's binary to a file");
   cmd->add_option("key", *key, "The key, or its start (as `kcache list` shows it)")->required();
+  cmd->add_option("--db", *db, "The database, when the key is in several (e.g. gfx906_60)");
   cmd->add_option("--output,-o", *output, "The file to write")->required()->check(names_a_path());
   cmd->add_flag("--json", *json, "Print JSON");
-  return [key, output, json] { return run_extract(*key, *output, *json); };
+  return [key, db, output, json] { return run_extract(*key, *db, *output, *json); };
 }
 
 }  // namespace kcache::tool

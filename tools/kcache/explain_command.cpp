@@ -20,6 +20,7 @@ namespace {
 
 struct ExplainArguments {
   std::vector<std::string> keys;
+  std::string db;  // of both keys' entries, when a key is in several
   RequestFlags request;
   bool json = false;
 };
@@ -126,9 +127,9 @@ void print_differences(const std::vector<Difference>& found, const std::string& 
 }
 
 // The entry of a key prefix, read whole (without its binary).
-int entry_of(Cache& cache, const std::string& prefix, StoredEntry& out) {
+int entry_of(Cache& cache, const std::string& prefix, const std::string& db, StoredEntry& out) {
   EntryInfo info;
-  if (int status = find_entry(cache, prefix, info); status != 0) return status;
+  if (int status = find_entry(cache, prefix, db, info); status != 0) return status;
   auto all = cache.read_entries(info.db);
   if (!all) return report_failure(all.status().message());
   for (StoredEntry& entry : *all) {
@@ -142,8 +143,8 @@ int entry_of(Cache& cache, const std::string& prefix, StoredEntry& out) {
 
 int explain_keys(Cache& cache, const ExplainArguments& args) {
   StoredEntry a, b;
-  if (int status = entry_of(cache, args.keys[0], a); status != 0) return status;
-  if (int status = entry_of(cache, args.keys[1], b); status != 0) return status;
+  if (int status = entry_of(cache, args.keys[0], args.db, a); status != 0) return status;
+  if (int status = entry_of(cache, args.keys[1], args.db, b); status != 0) return status;
   auto first = KeyMaterial::parse(a.material);
   auto second = KeyMaterial::parse(b.material);
   if (!first || !second) return report_failure("an entry's key material does not parse");
@@ -253,6 +254,7 @@ Runner add_explain_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "explain", "Say which parts of two keys differ, or why a request misses the cache");
   cmd->add_option("keys", args->keys, "Two keys (or their starts) to compare")->expected(0, 2);
+  cmd->add_option("--db", args->db, "With keys: their entries' database, when a key is in several");
   add_request_flags(cmd, args->request, /*required=*/false);
   cmd->add_flag("--json", args->json, "Print JSON");
   return [args] { return run_explain(*args); };
