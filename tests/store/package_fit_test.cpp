@@ -61,6 +61,16 @@ TEST(PackageFitTest, EachMismatchIsSaid) {
       std::string::npos)
       << *long_alike;
 
+  // A digest that parts in its last digit: shown from within it, the
+  // difference in what is shown (it was cut off before it).
+  const std::string digest = "build sha256:" + std::string(63, 'a');
+  auto late =
+      unfit_reason(packed_for("sm_90", {"nvrtc | nvrtc | nvrtc 13.0; " + digest + "b"}), "sm_90",
+                   CompilerIdentity{"nvrtc", "nvrtc", "nvrtc 13.0; " + digest + "c"});
+  ASSERT_TRUE(late.has_value());
+  EXPECT_NE(late->find("aaab', here '..."), std::string::npos) << *late;
+  EXPECT_NE(late->find("aaac')"), std::string::npos) << *late;
+
   auto other_backend = unfit_reason(packed_for("cpu_4", {"nvrtc | NVRTC | 12.4"}), "cpu_4", kMine);
   ASSERT_TRUE(other_backend.has_value());
   EXPECT_NE(other_backend->find("no opencl kernels"), std::string::npos) << *other_backend;

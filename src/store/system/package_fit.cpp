@@ -36,6 +36,9 @@ std::string first_difference(std::string_view theirs, std::string_view mine) {
   if (common > kShown / 2) {
     from = common;
     while (from > 0 && a[from - 1] != ' ') --from;
+    // A long word (a digest) that parts late: shown from within it, so
+    // the difference is in what is shown.
+    if (common - from > kShown / 2) from = common - kShown / 2;
   }
   return "packed with '" + part(theirs) + "', here '" + part(mine) + "'";
 }
