@@ -58,7 +58,7 @@ std::optional<std::string> untrusted_reason(const std::string& path, const Env& 
   auto info = env.file_info(path);
   if (!info) return std::nullopt;
   const uid_t me = env.user_id();
-  const std::string what = "file " + path;
+  const std::string what = (info->type == FileType::kDirectory ? "folder " : "file ") + path;
   if (info->type == FileType::kSymlink) return what + " is a symbolic link";
   if (auto reason = owner_reason(what, *info, me)) return reason;
   if (writable_by_others(*info, env)) {

@@ -214,6 +214,7 @@ export KCACHE_CUSTOM_CACHE_DIR="$T/cache-broken-key"
 compile_ok --source src/add.cl --output out/broken.bin
 expect_eq "broken key: tier" compiled "$TIER"
 expect_contains "broken key: said" "Trusted key file $T/keys/broken.pub is not used" "$ERR"
+expect_contains "broken key: the package's refusal says no key could be used" "and no trusted key could be used" "$ERR"
 run verify
 expect_rc 1
 # Set, yet naming no key (what "$KEYS:" gives with KEYS unset): refused

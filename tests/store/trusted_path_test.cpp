@@ -91,6 +91,17 @@ TEST_F(TrustedPathTest, WritableByAGroupOfThisUserAloneIsNotWritableByOthers) {
   EXPECT_TRUE(reason(dir_ / "db/p.kdb").has_value());
 }
 
+// A path that is a folder (a folder of trusted keys) is named as one.
+TEST_F(TrustedPathTest, AFolderIsNamedAsAFolder) {
+  const std::string keys = dir_ / "keys";
+  ASSERT_TRUE(fs::create_directory(keys));
+  ::chmod(keys.c_str(), 0777);
+  auto why = untrusted_reason(keys, env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("folder " + keys + " is writable by others (mode 0777)"), std::string::npos)
+      << *why;
+}
+
 // The user cache: the folder itself (after links) is held to the rule of
 // the folder holding a file; one not made yet, to the rule of those above.
 TEST_F(TrustedPathTest, ACacheFolderOthersCanWriteOrOwnIsNot) {

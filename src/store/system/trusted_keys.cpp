@@ -77,7 +77,12 @@ std::optional<std::string> TrustedKeys::refusal(const KdbReader& kdb) const {
     return "it is not signed, and only packages signed by a trusted key are used";
   const KdbPublicKey& signer = *kdb.signer_key();
   if (std::find(keys_.begin(), keys_.end(), signer) == keys_.end()) {
-    return "it is signed by key " + key_id(signer) + ", which is not a trusted key";
+    // Not "not a trusted key" when no key could be read: it may be the
+    // very key meant (fail closed, but say why).
+    return "it is signed by key " + key_id(signer) +
+           (keys_.empty() ? ", and no trusted key could be used (KCACHE_TRUSTED_KEYS names none "
+                            "that can be read)"
+                          : ", which is not a trusted key");
   }
   return signature_problem(kdb);
 }
