@@ -253,13 +253,16 @@ std::string report_installed_packages(const std::string& folder, bool json, nloh
       one["applies"] = why.empty();
       one["why_not"] = why;
       one["note"] = note;
+      one["checked"] = note.empty();  // whether "applies" was found here, not assumed
       out->push_back(std::move(one));
       continue;
     }
+    // A note is what could not be checked here: "may apply", not "applies".
+    const std::string verdict = !why.empty()   ? "does not apply: " + why
+                                : note.empty() ? "applies to this machine"
+                                               : "may apply: " + note;
     std::cout << "  " << shown(name) << ": "
-              << (info ? counted(info->kernels, "kernel") + ", " : "")
-              << shown(why.empty() ? "applies to this machine" : "does not apply: " + why)
-              << (note.empty() ? "" : "; " + note) << "\n";
+              << (info ? counted(info->kernels, "kernel") + ", " : "") << shown(verdict) << "\n";
   }
   return problem;
 }
