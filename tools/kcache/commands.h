@@ -85,7 +85,8 @@ std::string human_bytes(std::uint64_t bytes);
 // Prints "kcache: <text>" on stderr and returns 1.
 int report_failure(const std::string& text);
 
-// "<path>: <message>", unless the message names the path first already.
+// "<path>: <message>", unless the message names the path already
+// ("cannot open <path>: ...").
 std::string about(const std::string& path, const std::string& message);
 
 // Checks the private key a --sign or --key option names (before anything

@@ -22,8 +22,17 @@ int report_failure(const std::string& text) {
 }
 
 std::string about(const std::string& path, const std::string& message) {
-  return message.starts_with(path + " ") || message.starts_with(path + ":") ? message
-                                                                            : path + ": " + message;
+  // The path as a word of its own: "cannot open <path>: ...", not "a"
+  // within "cannot".
+  const auto apart = [](char c) { return c == ' ' || c == ':' || c == '(' || c == ')'; };
+  for (std::size_t at = message.find(path); at != std::string::npos;
+       at = message.find(path, at + 1)) {
+    const std::size_t end = at + path.size();
+    if ((at == 0 || apart(message[at - 1])) && (end == message.size() || apart(message[end]))) {
+      return message;
+    }
+  }
+  return path + ": " + message;
 }
 
 int check_key_option(const std::string& option, const std::string& key_path) {
