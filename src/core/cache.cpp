@@ -117,10 +117,12 @@ class Cache::Impl final : public TierEvents {
 
   void on_corrupt(std::string_view tier, const std::string& where, const Status& problem) override {
     stats_.add(Stat::kCorruptEntries);
+    // A problem that names the file first ("<file> has ..."): said once.
+    std::string why = problem.message();
+    if (why.starts_with(where + " ")) why = "it " + why.substr(where.size() + 1);
     log_.warn_once(
         "Integrity:" + where, "Integrity",
-        "Bad " + std::string(tier) + " cache file " + where + " (" + problem.message() +
-            "); it is not used" +
+        "Bad " + std::string(tier) + " cache file " + where + " (" + why + "); it is not used" +
             (tier == "user" ? " (kept in quarantine/); what it held is compiled again" : ""));
   }
 

@@ -76,11 +76,13 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
   const std::uint64_t meta_size = le::get_u32(header + 40);
   const std::uint64_t trailer_size =
       is_signed ? count * std::tuple_size_v<Sha256> + kKdbSignatureBlockSize : 0;
-  // The header's sizes agree with one another first (each bounded by the
-  // file's, so no sum below wraps), then with the file's length.
-  if (count > file_size / kKdbIndexEntrySize || index_offset < kKdbHeaderSize ||
-      index_offset > file_size || meta_offset != index_offset + count * kKdbIndexEntrySize ||
-      meta_size > file_size) {
+  // The header's sizes agree with one another first (each bounded, so no
+  // sum below wraps), then with the file's length: a cut file is said as
+  // one, whatever part of it is gone.
+  constexpr std::uint64_t kMaxCount = std::uint64_t(1) << 40;
+  constexpr std::uint64_t kMaxOffset = std::uint64_t(1) << 60;
+  if (count > kMaxCount || index_offset < kKdbHeaderSize || index_offset > kMaxOffset ||
+      meta_offset != index_offset + count * kKdbIndexEntrySize) {
     return Status::corruption(path + " has an inconsistent .kdb header");
   }
   if (const std::uint64_t described = meta_offset + meta_size + trailer_size;
@@ -89,8 +91,8 @@ Result<std::unique_ptr<KdbReader>> KdbReader::open(const std::string& path, cons
     const std::uint64_t off = shorter ? described - file_size : file_size - described;
     return Status::corruption(path + " is " + std::to_string(off) +
                               (off == 1 ? " byte " : " bytes ") +
-                              (shorter ? "shorter than its header says (truncated?)"
-                                       : "longer than its header says (appended to?)"));
+                              (shorter ? "shorter than its header says, as if truncated"
+                                       : "longer than its header says, as if appended to"));
   }
   ByteBuffer tail = ByteBuffer::allocate(file_size - index_offset);
   if (Status s = (*file)->read_at(index_offset, tail.mutable_span()); !s.is_ok()) return s;
