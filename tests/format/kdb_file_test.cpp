@@ -173,6 +173,12 @@ TEST(KdbFileTest, EachDamageIsNamedForWhatItIs) {
   EXPECT_NE(
       problem(good.substr(0, good.size() - 7)).find("is 7 bytes shorter than its header says"),
       std::string::npos);
+  // Cut before its index too: a cut file, not an "inconsistent header".
+  const std::string cut = good.substr(0, 100);
+  EXPECT_NE(problem(cut).find("is " + std::to_string(good.size() - 100) +
+                              " bytes shorter than its header says, as if truncated"),
+            std::string::npos)
+      << problem(cut);
   std::string sum = good;
   sum[48] ^= 1;  // the header's checksum
   EXPECT_NE(problem(sum).find("failed the checksum of its header and index"), std::string::npos);
