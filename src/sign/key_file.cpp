@@ -45,6 +45,16 @@ Result<std::string> key_text(const std::string& path, std::string_view tag, cons
   auto bytes = env.read_file(path);
   if (!bytes) return bytes.status();
   std::string_view text(reinterpret_cast<const char*>(bytes->data.get()), bytes->size);
+  // One key a file: a second one (keys joined with cat) would be passed
+  // over without a word, and the signer it names not trusted.
+  if (const auto end = text.find('\n');
+      end != std::string_view::npos &&
+      text.find_first_not_of(" \t\r\n", end) != std::string_view::npos) {
+    return Status::invalid_argument(path +
+                                    " holds more than one line; a key file holds one key (give "
+                                    "each its own .pub file, in a folder KCACHE_TRUSTED_KEYS "
+                                    "names)");
+  }
   text = text.substr(0, text.find('\n'));
   const auto first_space = text.find(' ');
   if (text.substr(0, first_space) != tag || first_space == std::string_view::npos) {

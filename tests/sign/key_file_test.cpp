@@ -103,6 +103,15 @@ TEST_F(KeyFileTest, WhatIsNotAKeyIsSaidSo) {
     EXPECT_EQ(key.status().code(), StatusCode::kInvalidArgument) << i << ": " << bad[i];
     EXPECT_NE(key.status().message().find(dir_ / "bad.pub"), std::string::npos);
   }
+  // Two keys in one file: refused, not the first taken and the second
+  // passed over; a blank line after the one key is fine.
+  testing::write_file(dir_ / "two.pub", text + text);
+  auto two = read_public_key(dir_ / "two.pub", env_);
+  EXPECT_EQ(two.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(two.status().message().find("holds more than one line"), std::string::npos)
+      << two.status().message();
+  testing::write_file(dir_ / "blank.pub", text + "\n \n");
+  EXPECT_EQ(read_public_key(dir_ / "blank.pub", env_).value(), pair_.public_key);
   std::filesystem::create_directories(dir_ / "folder.pub");
   EXPECT_EQ(read_public_key(dir_ / "folder.pub", env_).status().code(),
             StatusCode::kInvalidArgument);
