@@ -17,6 +17,11 @@ if ((RC != 0)); then
   fail "kcache compile --backend opencl failed"
 fi
 device="$TARGET"
+# A second kernel, so that --jobs 2 below starts workers after the pack
+# itself asked the runtime for its device.
+KCACHE_RECORD="$T/m.jsonl" compile_raw --backend opencl --source src/mul.cl --kernel mul \
+  --output out/mul.bin
+expect_rc 0
 
 for target in gfx906_60 sm_90 "${device}x"; do
   for jobs in 1 2; do
@@ -29,7 +34,7 @@ done
 
 run pack --manifest "$T/m.jsonl" --target "$device" --output "$T/pkg/$device.kdb" --jobs 2
 expect_rc 0
-expect_contains "packed" "packed 1 kernel for $device" "$OUT"
+expect_contains "packed" "packed 2 kernels for $device" "$OUT"
 run install "$T/pkg/$device.kdb"
 expect_rc 0
 export KCACHE_CUSTOM_CACHE_DIR="$T/fresh"
