@@ -45,9 +45,14 @@
 # EXCLUDE_FROM_ALL)`: a plain `cmake --install` leaves kernel packages out.
 #
 # Call kcache_kernel_package_cpack_settings() before include(CPack) (the
-# directory scope that includes CPack): it sets the CPACK_DEBIAN_<COMPONENT>_*
-# variables of every kernel package and appends their components to
-# CPACK_COMPONENTS_ALL.
+# directory scope that includes CPack), after the project's own install
+# rules: it sets the CPACK_DEBIAN_<COMPONENT>_* variables of every kernel
+# package and adds their components to CPACK_COMPONENTS_ALL (which, when
+# the project had not set it, first gets every component there is, so that
+# the project's own packages stay); where the project has not chosen,
+# CPack makes one .deb per component (CPACK_GENERATOR DEB,
+# CPACK_DEB_COMPONENT_INSTALL ON, CPACK_DEBIAN_FILE_NAME DEB-DEFAULT). The
+# DEB generator also needs a maintainer: CPACK_PACKAGE_CONTACT.
 include_guard(GLOBAL)
 
 set(_KCACHE_KERNEL_PACKAGE_DIR "${CMAKE_CURRENT_LIST_DIR}")
@@ -65,7 +70,7 @@ function(kcache_add_kernel_package name)
 
   set(arch "${arg_ARCH}")
   if(arch STREQUAL "")
-    if(arg_TARGET STREQUAL "")
+    if(NOT arg_TARGET)  # unset when not given: "arg_TARGET STREQUAL" would test the name
       message(FATAL_ERROR "kcache_add_kernel_package(${name}): ARCH is needed without TARGET")
     endif()
     string(REGEX REPLACE ":.*" "" arch "${arg_TARGET}")
@@ -175,11 +180,31 @@ endfunction()
 # Sets, in the caller's scope, what CPack needs for every kernel package
 # made so far: CPACK_COMPONENTS_ALL gets their components, and each its
 # Debian name, Depends, description and no shlibdeps (a .kdb is data).
-# KCACHE_KERNEL_PACKAGE_STAMPS lists "<component>=<stamp file>" (the stamp
-# exists once the package is built). A macro: the variables are the caller's.
+# CPACK_KCACHE_KERNEL_PACKAGE_STAMPS lists "<component>=<stamp file>" (the
+# stamp exists once the package is built), which KcacheKernelPackageCPack.cmake
+# reads at cpack time to leave out the packages not built (named as
+# CPACK_PROJECT_CONFIG_FILE unless the project names its own, which may
+# include it). A macro: the variables are the caller's.
 macro(kcache_kernel_package_cpack_settings)
   get_property(_kcache_packages GLOBAL PROPERTY KCACHE_KERNEL_PACKAGES)
-  set(KCACHE_KERNEL_PACKAGE_STAMPS "")
+  # Unset, CPACK_COMPONENTS_ALL means every component: appending alone would
+  # leave only the kernel packages.
+  if(NOT DEFINED CPACK_COMPONENTS_ALL)
+    get_cmake_property(CPACK_COMPONENTS_ALL COMPONENTS)
+  endif()
+  if(NOT DEFINED CPACK_GENERATOR)
+    set(CPACK_GENERATOR DEB)
+  endif()
+  if(NOT DEFINED CPACK_DEB_COMPONENT_INSTALL)
+    set(CPACK_DEB_COMPONENT_INSTALL ON)
+  endif()
+  if(NOT DEFINED CPACK_DEBIAN_FILE_NAME)
+    set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+  endif()
+  set(CPACK_KCACHE_KERNEL_PACKAGE_STAMPS "")
+  if(NOT DEFINED CPACK_PROJECT_CONFIG_FILE)
+    set(CPACK_PROJECT_CONFIG_FILE "${_KCACHE_KERNEL_PACKAGE_DIR}/KcacheKernelPackageCPack.cmake")
+  endif()
   foreach(_kcache_package IN LISTS _kcache_packages)
     string(TOUPPER "${_kcache_package}" _kcache_upper)
     get_property(_kcache_value GLOBAL PROPERTY "KCACHE_KERNEL_PACKAGE_${_kcache_package}_DEPENDS")
@@ -187,12 +212,13 @@ macro(kcache_kernel_package_cpack_settings)
     get_property(_kcache_value GLOBAL PROPERTY "KCACHE_KERNEL_PACKAGE_${_kcache_package}_DESCRIPTION")
     set(CPACK_COMPONENT_${_kcache_upper}_DESCRIPTION "${_kcache_value}")
     get_property(_kcache_value GLOBAL PROPERTY "KCACHE_KERNEL_PACKAGE_${_kcache_package}_STAMP")
-    list(APPEND KCACHE_KERNEL_PACKAGE_STAMPS "${_kcache_package}=${_kcache_value}")
+    list(APPEND CPACK_KCACHE_KERNEL_PACKAGE_STAMPS "${_kcache_package}=${_kcache_value}")
     set(CPACK_DEBIAN_${_kcache_upper}_PACKAGE_NAME "${_kcache_package}")
     set(CPACK_DEBIAN_${_kcache_upper}_PACKAGE_SECTION "libs")
     set(CPACK_DEBIAN_${_kcache_upper}_PACKAGE_SHLIBDEPS OFF)
     list(APPEND CPACK_COMPONENTS_ALL "${_kcache_package}")
   endforeach()
+  list(REMOVE_DUPLICATES CPACK_COMPONENTS_ALL)
   unset(_kcache_packages)
   unset(_kcache_package)
   unset(_kcache_upper)

@@ -19,9 +19,11 @@ function(fail text)
   message(FATAL_ERROR "kcache kernel package ${package}: ${text}\n${log_text}")
 endfunction()
 
-# skip_or_fail(TEXT LOG): an OPTIONAL package whose compiler cannot start is
-# skipped, saying why (no stamp: cpack leaves it out), unless
+# skip_or_fail(TEXT LOG [PACK]): an OPTIONAL package whose compiler cannot
+# start is skipped, saying why (no stamp: cpack leaves it out), unless
 # KCACHE_REQUIRE_BACKENDS names its backend; otherwise the build fails.
+# For the pack (PACK given), only when it says its compiler cannot start
+# here: kernels that fail to compile fail the build, OPTIONAL or not.
 macro(skip_or_fail text log)
   set(required "$ENV{KCACHE_REQUIRE_BACKENDS}")
   string(REPLACE " " "" required "${required}")
@@ -29,7 +31,14 @@ macro(skip_or_fail text log)
   if(NOT backend STREQUAL "" AND ",${required}," MATCHES ",${backend},")
     set(is_required TRUE)
   endif()
-  if(optional AND NOT is_required AND NOT EXISTS "${stage}/out/package.kdb")
+  set(compiler_missing TRUE)
+  if(${ARGC} GREATER 2)
+    file(STRINGS "${log}" missing REGEX "the compiler of its lines cannot start here")
+    if(NOT missing)
+      set(compiler_missing FALSE)
+    endif()
+  endif()
+  if(optional AND compiler_missing AND NOT is_required AND NOT EXISTS "${stage}/out/package.kdb")
     file(STRINGS "${log}" why REGEX "[Ff]ail|[Cc]annot|[Nn]o |[Nn]ot |[Ss]kip|needs")
     list(SUBLIST why 0 4 why)
     list(JOIN why "\n    " why)
@@ -129,7 +138,7 @@ message(STATUS "${package}: kcache pack for ${target}")
 execute_process(COMMAND "${tool}" ${pack_args}
   RESULT_VARIABLE rc OUTPUT_FILE "${stage}/pack.log" ERROR_FILE "${stage}/pack.log")
 if(NOT rc EQUAL 0)
-  skip_or_fail("kcache pack exited ${rc}" "${stage}/pack.log")
+  skip_or_fail("kcache pack exited ${rc}" "${stage}/pack.log" PACK)
 endif()
 
 execute_process(COMMAND "${tool}" info "${stage}/out/package.kdb" --json

@@ -94,6 +94,10 @@ deb_version="$(field "$lib_deb" Version)"
 contents() { dpkg-deb -c "$1" | awk '{print $6}'; }
 contents "$lib_deb" | grep '/lib/libkcache\.so\.[0-9]' >/dev/null || failed "libkcache0 holds no libkcache.so.N"
 contents "$lib_deb" | grep '/libexec/kcache/kcache-hip-worker$' >/dev/null || failed "libkcache0 holds no kcache-hip-worker"
+if [[ "$(uname -m)" == x86_64 ]]; then  # the NVRTC shims are built there (kcache run preloads them)
+  contents "$lib_deb" | grep '/lib/kcache/nvrtc/libnvrtc\.so\.13$' >/dev/null ||
+    failed "libkcache0 holds no NVRTC shim (lib/kcache/nvrtc/libnvrtc.so.13)"
+fi
 contents "$tool_deb" | grep '^\./usr/bin/kcache$' >/dev/null || failed "kcache holds no /usr/bin/kcache"
 contents "$tool_deb" | grep '^\./usr/libexec/kcache/libkcache-no-gpu-driver\.so$' >/dev/null ||
   failed "kcache holds no libkcache-no-gpu-driver.so (pack's stand-in for the GPU driver)"

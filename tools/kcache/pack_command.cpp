@@ -167,6 +167,7 @@ Outcome pack_one(const Line& line, Cache& cache, const CompilerConfig& config,
   Outcome outcome;
   auto compiler = compiler_for(line, config, compilers);
   if (!compiler) {
+    outcome.kind = Outcome::Kind::kNoCompiler;
     outcome.message = compiler.status().message();
     return outcome;
   }
@@ -450,7 +451,14 @@ int run_pack(const PackArgs& args) {
     std::sort(numbers.begin(), numbers.end());  // jobs finish out of order
     report_failed(numbers, message);
   }
-  if (tally.dbs.empty()) return report_failure("no kernel could be packed; no package written");
+  if (tally.dbs.empty()) {
+    // Said apart, for a build that may skip a package whose compiler is
+    // not on this machine (KcacheRunPack.cmake's OPTIONAL), and only then.
+    const bool no_compiler = tally.no_compiler > 0 && tally.no_compiler == tally.failures;
+    return report_failure(std::string("no kernel could be packed") +
+                          (no_compiler ? ": the compiler of its lines cannot start here" : "") +
+                          "; no package written");
+  }
   if (tally.dbs.size() > 1) {
     return report_failure("the kernels went to " + std::to_string(tally.dbs.size()) +
                           " databases (one target per package); nothing written");

@@ -5,8 +5,9 @@
 namespace kcache::tool {
 
 std::string PackTally::record(const Outcome& outcome, const Line& line) {
-  if (outcome.kind == Outcome::Kind::kFailed) {
+  if (outcome.kind == Outcome::Kind::kFailed || outcome.kind == Outcome::Kind::kNoCompiler) {
     ++failures;
+    no_compiler += outcome.kind == Outcome::Kind::kNoCompiler ? 1 : 0;
     auto alike = std::find_if(failed.begin(), failed.end(),
                               [&](const auto& f) { return f.first == outcome.message; });
     if (alike == failed.end()) alike = failed.insert(failed.end(), {outcome.message, {}});

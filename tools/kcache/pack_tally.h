@@ -29,6 +29,7 @@ class PackTally {
   // that met it, in the order they came in.
   std::vector<std::pair<std::string, std::vector<std::size_t>>> failed;
   std::size_t failures = 0;
+  std::size_t no_compiler = 0;   // of the failures: the line's compiler could not be made here
   std::vector<CacheKey> packed;  // what the package holds: this manifest's kernels only
   std::set<std::string> dbs;     // the databases the packed kernels went to
   std::size_t compiled = 0;

@@ -21,7 +21,7 @@ extern char** environ;
 namespace kcache::tool {
 namespace {
 
-constexpr std::string_view kKinds[] = {"compiled", "reused", "failed"};
+constexpr std::string_view kKinds[] = {"compiled", "reused", "failed", "nocompiler"};
 
 // A text as one field of a line: '\\', newline, tab and carriage return
 // escaped, so a compiler's log crosses whole.
@@ -181,7 +181,7 @@ std::optional<Outcome> decode_outcome(std::string_view line) {
   o.index = std::strtoull(index.c_str(), &end, 10);
   if (index.empty() || *end != '\0') return std::nullopt;
   bool known = false;
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < static_cast<int>(std::size(kKinds)); ++k) {
     if (parts[1] == kKinds[k]) {
       o.kind = static_cast<Outcome::Kind>(k);
       known = true;

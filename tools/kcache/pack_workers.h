@@ -30,7 +30,9 @@ namespace kcache::tool {
 
 // What became of one line.
 struct Outcome {
-  enum class Kind { kCompiled, kReused, kFailed };
+  // kNoCompiler: failed because the line's compiler could not be made
+  // here (its runtime missing: no NVRTC, no OpenCL platform).
+  enum class Kind { kCompiled, kReused, kFailed, kNoCompiler };
   std::size_t index = 0;  // into the pack's lines
   Kind kind = Kind::kFailed;
   std::string db;
