@@ -43,6 +43,10 @@
 #      the package goes to db/<db>.kdb, the name the system tier looks up.
 # `install(DIRECTORY db/ DESTINATION share/kcache/db COMPONENT <name>-<arch>
 # EXCLUDE_FROM_ALL)`: a plain `cmake --install` leaves kernel packages out.
+# The package lands under the install (or CPACK_PACKAGING_INSTALL_PREFIX)
+# prefix: libkcache finds <its own prefix>/share/kcache/db, so a kernel
+# package's prefix must be the library's (/usr for libkcache0's .deb), or
+# its programs must name the folder (KCACHE_SYSTEM_DB_PATH).
 #
 # Call kcache_kernel_package_cpack_settings() before include(CPack) (the
 # directory scope that includes CPack), after the project's own install
@@ -165,8 +169,13 @@ function(kcache_add_kernel_package name)
   add_custom_target("${package}" ${all} DEPENDS "${stamp}")
 
   file(MAKE_DIRECTORY "${stage}/db")
-  include(GNUInstallDirs)
-  install(DIRECTORY "${stage}/db/" DESTINATION "${CMAKE_INSTALL_DATADIR}/kcache/db"
+  # share/, as GNUInstallDirs has it, without including it (which warns in
+  # a project with no language enabled).
+  set(datadir "${CMAKE_INSTALL_DATADIR}")
+  if(datadir STREQUAL "")
+    set(datadir share)
+  endif()
+  install(DIRECTORY "${stage}/db/" DESTINATION "${datadir}/kcache/db"
     COMPONENT "${package}" EXCLUDE_FROM_ALL
     FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
     FILES_MATCHING PATTERN "*.kdb")

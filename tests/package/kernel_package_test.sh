@@ -48,6 +48,8 @@ generator=()
 step configure "$CMAKE" -S "$HERE/kernel_package" -B "$T/build" "${generator[@]}" \
   -DCMAKE_PREFIX_PATH="$T/prefix" -DMANIFEST="$T/m.jsonl" ||
   fail_now "configuring the outside project failed"
+! grep -q "CMake Warning" "$T/configure.log" ||
+  failed "configuring the outside project (LANGUAGES NONE) warned: $(cat "$T/configure.log")"
 step build "$CMAKE" --build "$T/build" --target mylib-kernels-gfx906 ||
   fail_now "building the kernel package mylib-kernels-gfx906 failed"
 step cpack "$CPACK" --config "$T/build/CPackConfig.cmake" -B "$T/debs" || fail_now "cpack failed"
