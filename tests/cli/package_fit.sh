@@ -18,7 +18,7 @@ import json, sys
 packages = {p["db"]: p for p in json.loads(sys.argv[1])["packages"]}
 assert set(packages) == {"gfx906_60", "gfx906_64"}, packages
 assert packages["gfx906_60"]["applies"] is True, packages["gfx906_60"]
-assert "not checked here for command" in packages["gfx906_60"]["note"], packages["gfx906_60"]
+assert "not checked for command (its targets are its command's own)" in packages["gfx906_60"]["note"], packages["gfx906_60"]
 assert packages["gfx906_60"]["checked"] is False, packages["gfx906_60"]
 assert packages["gfx906_64"]["checked"] is True, packages["gfx906_64"]
 assert packages["gfx906_64"]["applies"] is False, packages["gfx906_64"]
@@ -26,7 +26,7 @@ assert "holds kernels for gfx906_60, not gfx906_64" in packages["gfx906_64"]["wh
 PY
 run info
 expect_contains "info lists packages" "gfx906_64.kdb: 1 kernel, does not apply: it holds kernels for gfx906_60" "$OUT"
-expect_contains "what cannot be checked here may apply" "gfx906_60.kdb: 1 kernel, may apply: not checked here for command" "$OUT"
+expect_contains "what cannot be checked here may apply" "gfx906_60.kdb: 1 kernel, may apply: not checked for command (its targets are its command's own)" "$OUT"
 
 # The package's own compiler: a system hit; another compiler id: compiled,
 # with one warning saying why the package was passed over.

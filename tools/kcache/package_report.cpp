@@ -188,6 +188,10 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
   std::vector<std::string> unchecked;
   std::vector<std::string> notes;
   for (const auto& backend : backends) {
+    if (backend == "command") {  // no toolchain to ask: a command's targets are its own
+      notes.push_back("not checked for command (its targets are its command's own)");
+      continue;
+    }
     const Compiler* compiler = local_compiler(backend);
     if (compiler == nullptr) {
       unchecked.push_back(backend);
