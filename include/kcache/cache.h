@@ -284,7 +284,8 @@ class KCACHE_EXPORT Cache {
   Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,
                                   const ExportOptions& options = {}) const;
   // Copies every entry of the package at `path` into the user tier, in the
-  // database its metadata names; returns how many. An entry that fails
+  // database its metadata names; returns how many (one the user tier holds
+  // already is not stored again, nor counted). An entry that fails
   // its checks is skipped, counted in `left_out` when given (kCorruption
   // when none is left). A package whose signature does not hold, or, with
   // trusted keys configured, one they do not sign, is refused whole

@@ -74,6 +74,9 @@ Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::st
       ++bad;
       continue;
     }
+    // One the user cache holds already is not stored again (each import
+    // of a package appended a second copy of every entry).
+    if (auto held = user.get(DbNames{db, db}, slot.key); held && held->has_value()) continue;
     auto encoded = encode_entry(*entry, compression);
     if (!encoded) return encoded.status();
     if (Status s = user.put(db, *entry, *encoded); !s.is_ok()) return s;

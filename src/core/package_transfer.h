@@ -22,9 +22,9 @@ Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_vie
                                      const std::string& output_path, const ExportOptions& options);
 
 // The entries of the package at `path` that pass every check, stored in
-// `user` (stored with `compression`) in the database its metadata names;
-// returns how many (kCorruption when none passes), and counts those that
-// fail in `left_out` when given. A package the system tier would refuse
+// `user` (stored with `compression`) in the database its metadata names
+// unless it holds them already; returns how many were stored (kCorruption
+// when none passes), and counts those that fail in `left_out` when given. A package the system tier would refuse
 // for its signature is refused whole (kCorruption): under `trusted_keys`
 // (when any) one they do not sign, else one whose signature does not hold.
 Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::string& path,

@@ -115,6 +115,10 @@ export KCACHE_CUSTOM_CACHE_DIR="$T/imported"
 run import "$good"
 expect_rc 0
 expect_contains "import says how many" "imported 1 entry of $good" "$OUT"
+run import "$good"
+expect_rc 0
+expect_contains "imported again: nothing stored again" "imported 0 entries of $good into $T/imported/" "$OUT"
+expect_contains "imported again: said" "(1 already there)" "$OUT"
 compile_ok --source src/add.cl --output out/imported.bin
 expect_eq "after import: tier" user "$TIER"
 cmp -s out/compiled.bin out/imported.bin || fail "the imported binary differs"

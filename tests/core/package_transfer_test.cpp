@@ -275,6 +275,27 @@ TEST_F(ImportTest, MergeSaysWhenALaterPackageHoldsAnotherBinaryForAKey) {
   EXPECT_EQ(served(*tier, b_.key), "binary of b");  // the first package's
 }
 
+// A package imported again stores nothing again (each import appended a
+// second copy of every entry to the user cache's log).
+TEST_F(ImportTest, AnEntryTheUserCacheHoldsIsNotStoredAgain) {
+  const std::string pkg = dir_ / "gfx90a.kdb";
+  write_package(pkg, {a_, b_});
+  auto tier = user();
+  auto first = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_EQ(*first, 2u);
+  const auto log_size = std::filesystem::file_size(dir_ / "user/gfx90a.ukdb");
+  auto again = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(*again, 0u);
+  EXPECT_EQ(std::filesystem::file_size(dir_ / "user/gfx90a.ukdb"), log_size);
+  write_package(pkg, {a_, b_, c_});
+  auto more = import_into_user(*tier, Env::posix(), pkg, {}, Compression::kNone);
+  ASSERT_TRUE(more.is_ok()) << more.status().to_string();
+  EXPECT_EQ(*more, 1u);
+  EXPECT_EQ(served(*tier, c_.key), "binary of c");
+}
+
 TEST_F(ImportTest, ATruncatedPackageIsAnErrorNotAPartialImport) {
   const std::string pkg = dir_ / "gfx90a.kdb";
   write_package(pkg, {a_, b_});

@@ -132,11 +132,14 @@ int run_import(const std::vector<std::string>& packages) {
       status = report_failure(about(path, count.status().message()));
       continue;
     }
+    auto info = read_package_info(path);
+    // What it held that the user cache had already (not stored again).
+    const std::uint64_t held =
+        info && info->kernels > *count + bad ? info->kernels - *count - bad : 0;
     std::cout << "imported " << counted(*count, "entry", "entries") << " of " << path << " into "
-              << (*cache)->config().user_dir << "\n";
-    if (auto info = read_package_info(path)) {
-      warn_if_others_could_write(*info, (*cache)->config().trusted_keys);
-    }
+              << (*cache)->config().user_dir
+              << (held > 0 ? " (" + std::to_string(held) + " already there)" : "") << "\n";
+    if (info) warn_if_others_could_write(*info, (*cache)->config().trusted_keys);
     if (bad > 0) status = std::max(status, report_left_out(path, bad));
   }
   return status;
