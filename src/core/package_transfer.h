@@ -24,9 +24,10 @@ Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_vie
 // The entries of the package at `path` that pass every check, stored in
 // `user` (stored with `compression`) in the database its metadata names
 // unless it holds them already; returns how many were stored (kCorruption
-// when none passes), and counts those that fail in `left_out` when given. A package the system tier would refuse
-// for its signature is refused whole (kCorruption): under `trusted_keys`
-// (when any) one they do not sign, else one whose signature does not hold.
+// when none passes), and counts those that fail in `left_out` when given.
+// A package the system tier would refuse for its signature is refused
+// whole (kCorruption): under `trusted_keys` (when any) one they do not
+// sign, else one whose signature does not hold.
 Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::string& path,
                                        const std::vector<std::string>& trusted_keys,
                                        Compression compression, std::uint64_t* left_out = nullptr);
