@@ -63,6 +63,26 @@ expect_rc 0
 expect_contains "install warns of a package others could have written" "kcache: warning: $T/open-to-all.kdb: another user could have written it (file $T/open-to-all.kdb is writable by others (mode 0666))" "$ERR"
 rm "$T/open-to-all.kdb"
 
+# What an install killed midway left (its temporary copy beside the
+# package) goes with the next install of that package: only one not
+# written to for a minute that no writer holds; another package's stays.
+db_dir="$T/open/share/kcache/db"
+printf 'half a package' >"$db_dir/.gfx906_60.kdb.kcache-tmp-00000000000000aa"
+printf 'half a package' >"$db_dir/.gfx906_60.kdb.kcache-tmp-00000000000000bb"
+printf 'half a package' >"$db_dir/.gfx906_60.kdb.kcache-tmp-00000000000000cc"
+printf 'half a package' >"$db_dir/.gfx90a.kdb.kcache-tmp-00000000000000dd"
+touch -d '2 hours ago' "$db_dir/.gfx906_60.kdb.kcache-tmp-00000000000000aa" \
+  "$db_dir/.gfx906_60.kdb.kcache-tmp-00000000000000cc" "$db_dir/.gfx90a.kdb.kcache-tmp-00000000000000dd"
+exec 9<"$db_dir/.gfx906_60.kdb.kcache-tmp-00000000000000cc"
+flock 9  # as a live writer holds its copy
+run install "$good" --prefix "$T/open"
+expect_rc 0
+exec 9<&-
+expect_eq "only the abandoned copy went" \
+  ".gfx906_60.kdb.kcache-tmp-00000000000000bb .gfx906_60.kdb.kcache-tmp-00000000000000cc .gfx90a.kdb.kcache-tmp-00000000000000dd gfx906_60.kdb" \
+  "$(ls -A "$db_dir" | sort | tr '\n' ' ' | sed 's/ $//')"
+rm -f "$db_dir"/.*kcache-tmp-*
+
 # A damaged package is refused whole; what was installed stays.
 python3 - "$good" "$T/damaged.kdb" <<'PY' || fail "could not damage a package"
 import sys

@@ -1,6 +1,7 @@
 #include "named_files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -172,6 +173,33 @@ Status make_folders(const std::string& path, mode_t mode) {
   return Status::ok();
 }
 
+std::size_t remove_abandoned_outputs(const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::string prefix = "." + target.filename().string() + ".kcache-tmp-";
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  const auto now = std::chrono::system_clock::now();
+  std::error_code error;
+  std::size_t removed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string file = entry.path().string();
+    struct stat seen;
+    if (::lstat(file.c_str(), &seen) != 0 || !S_ISREG(seen.st_mode) || seen.st_uid != ::geteuid() ||
+        now - std::chrono::system_clock::from_time_t(seen.st_mtime) < std::chrono::minutes(1)) {
+      continue;
+    }
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat opened;
+    if (fd.get() < 0 || ::fstat(fd.get(), &opened) != 0 || opened.st_ino != seen.st_ino ||
+        opened.st_dev != seen.st_dev || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      continue;  // a writer holds it, or it changed meanwhile
+    }
+    if (::unlink(file.c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
 Status write_output_file(const std::string& path, const std::string& what,
                          std::span<const std::uint8_t> bytes, bool sync, mode_t mode) {
   if (Status s = check_output_path(path, what); !s.is_ok()) return s;
@@ -179,6 +207,9 @@ Status write_output_file(const std::string& path, const std::string& what,
   const int raw = create_beside(path, 0666, temp);
   if (raw < 0) return Status::io_error("cannot write " + what + ": " + errno_text(errno));
   UniqueFd fd(raw);
+  // Held while it is written: remove_abandoned_outputs takes only what no
+  // writer holds (one killed midway left its temporary behind).
+  (void)::flock(fd.get(), LOCK_EX | LOCK_NB);
   // Not synced, as a compiler's own output is not: the rename makes it
   // whole or absent, and the cache (which is synced) still holds it. A
   // sync here would cost a hit a few milliseconds.

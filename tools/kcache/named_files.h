@@ -16,6 +16,7 @@
 #include <kcache/status.h>
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -45,6 +46,12 @@ Status check_can_create(const std::string& path, const std::string& what);
 // (lstat, so a link is refused even when it points at one). `what` names it
 // in the message ("--output out.bin").
 Status check_output_path(const std::string& path, const std::string& what);
+
+// Removes the temporaries that writes of `path` killed before their rename
+// left beside it (`.<name>.kcache-tmp-*`: the user's own regular files,
+// not written to for a minute, that no writer holds locked); returns how
+// many. Housekeeping: what cannot be looked at is passed over.
+std::size_t remove_abandoned_outputs(const std::string& path);
 
 // Writes `bytes` to `path` (check_output_path first, then a temporary file,
 // rename; not synced unless `sync`, as a compiler's own output is not). On

@@ -67,6 +67,7 @@ int install_one(const std::string& path, const std::string& folder,
   auto bytes = read_input_file(path, path, std::uint64_t(1) << 40);
   if (!bytes) return report_failure(bytes.status().message());
   const std::string target = (std::filesystem::path(folder) / (db + ".kdb")).string();
+  remove_abandoned_outputs(target);  // an install killed midway left its copy
   if (Status s = write_output_file(
           target, target, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()},
           /*sync=*/true, /*mode=*/0644);
