@@ -103,12 +103,12 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
 // other backends' lines may fit (a misfit line then fails with this
 // reason in its worker).
 std::optional<std::string> opencl_device_misfit(const std::vector<Line>& lines,
-                                                const CompilerConfig& config) {
+                                                const CompilerConfig& config,
+                                                Compilers& compilers) {
   if (lines.empty() || std::any_of(lines.begin(), lines.end(),
                                    [](const Line& l) { return l.backend != "opencl"; })) {
     return std::nullopt;
   }
-  Compilers compilers;
   auto compiler = compiler_for(lines.front(), config, compilers);
   if (!compiler) return std::nullopt;
   auto fits = (*compiler)->resolve_target(lines.front().request.target);
@@ -121,7 +121,7 @@ std::optional<std::string> opencl_device_misfit(const std::vector<Line>& lines,
 // compiled again). Returns how many; a problem is a note, never a failure:
 // what is not taken is compiled.
 std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerConfig& config,
-                                 Cache& pack_cache, const std::string& work) {
+                                 Compilers& compilers, Cache& pack_cache, const std::string& work) {
   CacheOptions options;
   options.record_path = "";  // the pack's lookups are not a program's requests
   auto user = Cache::open(options);
@@ -132,7 +132,6 @@ std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerC
               << "; every kernel is compiled\n";
     return 0;
   }
-  Compilers compilers;
   std::map<std::string, std::vector<CacheKey>> keys_by_db;
   for (const Line& line : lines) {
     auto compiler = compiler_for(line, config, compilers);
@@ -340,7 +339,10 @@ int run_pack(const PackArgs& args) {
   CompilerConfig config = config_of(args.compiler);
   config.command = command_from_here(config.command);
   config.command_input_name = args.input_name;
-  if (auto misfit = worker ? std::nullopt : opencl_device_misfit(lines, config)) {
+  // This process's compilers, each made once: the target's check, the
+  // user cache's keys (--from-cache) and the compiles reuse them.
+  Compilers compilers;
+  if (auto misfit = worker ? std::nullopt : opencl_device_misfit(lines, config, compilers)) {
     std::cerr << "kcache: --target " << args.target << ": no line of --manifest " << args.manifest
               << " can be compiled for it (" << *misfit << ")\n";
     return 2;
@@ -390,7 +392,6 @@ int run_pack(const PackArgs& args) {
   keep_freed_memory();
   // A worker compiles the lines it is handed and says what became of each.
   if (worker) {
-    Compilers compilers;
     for (std::string text; std::getline(std::cin, text);) {
       const std::size_t index = std::strtoull(text.c_str(), nullptr, 10);
       if (index >= lines.size()) continue;
@@ -404,7 +405,7 @@ int run_pack(const PackArgs& args) {
   say_how_to_resume(work);
   note_folders_not_here(lines);
   const std::size_t from_user =
-      args.from_cache ? take_from_user_cache(lines, config, **cache, work) : 0;
+      args.from_cache ? take_from_user_cache(lines, config, compilers, **cache, work) : 0;
 
   const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(
       args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency()), lines.size()));
@@ -423,7 +424,6 @@ int run_pack(const PackArgs& args) {
     progress.done(line, said);
   };
   if (jobs <= 1) {
-    Compilers compilers;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       Outcome outcome = pack_one(lines[i], **cache, config, compilers);
       outcome.index = i;
