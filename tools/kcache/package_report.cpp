@@ -247,7 +247,7 @@ std::string report_installed_packages(const std::string& folder, bool json, nloh
               << "\n";
   for (const auto& name : names) {
     const std::string path = folder + "/" + name;
-    const std::string db = name.substr(0, name.size() - 4);
+    const std::string db = file_db(name);
     auto info = read_package_info(path, /*check_entries=*/false, keys);
     std::string note;
     const std::string why = info ? why_not_here(*info, db, &note) : info.status().message();
