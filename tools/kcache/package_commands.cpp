@@ -17,14 +17,6 @@
 namespace kcache::tool {
 namespace {
 
-// Installs `path` as <folder>/<db>.kdb: checked whole first, then copied
-// to a temporary file beside the target, synced and renamed over it, so
-// the system tier never sees half a package.
-// A package the system tier would refuse whatever folder it lies in is not
-// installed (and an installed one it would replace stays): entries that
-// fail their checks, a signature that does not hold, under the trusted
-// keys (KCACHE_TRUSTED_KEYS) one they do not sign, a database name that is
-// not a file name, a key or entry format this kcache does not read.
 // A package others could have written is installed or imported as asked
 // (the user named it), but said: the copy is the user's (or root's) now,
 // and the system tier would have refused the file where it lay. Under
@@ -38,6 +30,14 @@ void warn_if_others_could_write(const PackageInfo& info,
                "packages and set KCACHE_TRUSTED_KEYS to have kcache check)\n";
 }
 
+// Installs `path` as <folder>/<db>.kdb: checked whole first, then copied
+// to a temporary file beside the target, synced and renamed over it, so
+// the system tier never sees half a package.
+// A package the system tier would refuse whatever folder it lies in is not
+// installed (and an installed one it would replace stays): entries that
+// fail their checks, a signature that does not hold, under the trusted
+// keys (KCACHE_TRUSTED_KEYS) one they do not sign, a database name that is
+// not a file name, a key or entry format this kcache does not read.
 int install_one(const std::string& path, const std::string& folder,
                 const std::vector<std::string>& trusted_keys) {
   auto info = read_package_info(path, /*check_entries=*/true, trusted_keys);
