@@ -328,11 +328,14 @@ int run_pack(const PackArgs& args) {
   std::vector<Line>& lines = read.lines;
   const std::vector<std::string>& problems = read.problems;
   // A target none of the lines' backends takes: a usage error, before any
-  // folder is made or compiler started (as `kcache compile` has it).
-  if (lines.empty() && read.misfits > 0 && read.misfits == problems.size()) {
+  // folder is made or worker started (as `kcache compile` has it).
+  const auto no_line_fits = [&](const std::string& why) {
     std::cerr << "kcache: --target " << args.target << ": no line of --manifest " << args.manifest
-              << " can be compiled for it (" << read.first_misfit << ")\n";
+              << " can be compiled for it (" << why << ")\n";
     return 2;
+  };
+  if (lines.empty() && read.misfits > 0 && read.misfits == problems.size()) {
+    return no_line_fits(read.first_misfit);
   }
   const bool worker = args.worker_of > 0;
   keep_nvrtc_from_the_driver(lines);  // single-threaded still: nothing reads the environment
@@ -343,9 +346,7 @@ int run_pack(const PackArgs& args) {
   // user cache's keys (--from-cache) and the compiles reuse them.
   Compilers compilers;
   if (auto misfit = worker ? std::nullopt : opencl_device_misfit(lines, config, compilers)) {
-    std::cerr << "kcache: --target " << args.target << ": no line of --manifest " << args.manifest
-              << " can be compiled for it (" << *misfit << ")\n";
-    return 2;
+    return no_line_fits(*misfit);
   }
   // The package's path is the parent's to check (a worker writes none).
   if (int bad = worker ? 0 : check_package_path(args.output); bad != 0) return bad;
