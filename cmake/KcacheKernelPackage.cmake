@@ -22,6 +22,10 @@
 #     [PACKAGE_DEPENDS <text>] Debian Depends (default: the kcache library
 #                              package of this kcache version: libkcache0 (>= V), libkcache0 (<< next minor))
 #     [DESCRIPTION <text>]
+#     [DROP_IN]                install as the drop-in <db>.kdb.d/<name>-<arch>.kdb
+#                              instead of <db>.kdb, so that other libraries'
+#                              packages for the same target can be installed
+#                              beside it (two .debs cannot both own <db>.kdb)
 #     [OPTIONAL]               when the backend's compiler cannot start (no
 #                              NVRTC, no hipRTC), say so and build no package
 #                              instead of failing; a backend that
@@ -40,7 +44,9 @@
 #   2. kcache pack --manifest M [--target T] --output out/package.kdb --work work;
 #      any kernel that fails fails the build;
 #   3. `kcache info --json` of the package gives its database name (db):
-#      the package goes to db/<db>.kdb, the name the system tier looks up.
+#      the package goes to db/<db>.kdb, the name the system tier looks up
+#      (with DROP_IN: db/<db>.kdb.d/<name>-<arch>.kdb, which it looks up
+#      after <db>.kdb).
 # `install(DIRECTORY db/ DESTINATION share/kcache/db COMPONENT <name>-<arch>
 # EXCLUDE_FROM_ALL)`: a plain `cmake --install` leaves kernel packages out.
 # The package lands under the install (or CPACK_PACKAGING_INSTALL_PREFIX)
@@ -62,7 +68,7 @@ include_guard(GLOBAL)
 set(_KCACHE_KERNEL_PACKAGE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 function(kcache_add_kernel_package name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "OPTIONAL;ALL"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "OPTIONAL;ALL;DROP_IN"
     "MANIFEST;TARGET;ARCH;BACKEND;JOBS;PACKAGE_DEPENDS;DESCRIPTION;KCACHE_TOOL"
     "RECORD_COMMAND;DEPENDS;PACK_OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
@@ -146,6 +152,7 @@ function(kcache_add_kernel_package name)
     "set(jobs [==[${arg_JOBS}]==])"
     "set(pack_options [==[${arg_PACK_OPTIONS}]==])"
     "set(optional [==[${arg_OPTIONAL}]==])"
+    "set(drop_in [==[${arg_DROP_IN}]==])"
     "")
   # Kept out of the stage folder (which may be removed to rebuild the
   # package). Their hash is on the command line: new settings, a new command,
@@ -178,6 +185,8 @@ function(kcache_add_kernel_package name)
   install(DIRECTORY "${stage}/db/" DESTINATION "${datadir}/kcache/db"
     COMPONENT "${package}" EXCLUDE_FROM_ALL
     FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+    DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                          WORLD_READ WORLD_EXECUTE
     FILES_MATCHING PATTERN "*.kdb")
 
   set_property(GLOBAL APPEND PROPERTY KCACHE_KERNEL_PACKAGES "${package}")

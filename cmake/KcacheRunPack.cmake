@@ -1,7 +1,8 @@
 # The build step of kcache_add_kernel_package (KcacheKernelPackage.cmake):
 #   cmake -DKCACHE_PACK_SETTINGS=<stage>/settings.cmake -P KcacheRunPack.cmake
 # Records the manifest (RECORD_COMMAND), runs kcache pack, and puts the
-# package in <stage>/db/<db>.kdb, the name the system tier looks up. Writes
+# package in <stage>/db/<db>.kdb, the name the system tier looks up (or,
+# with drop_in, <stage>/db/<db>.kdb.d/<package>.kdb). Writes
 # <stage>/package.stamp only when a package was made.
 cmake_minimum_required(VERSION 3.25)
 include("${KCACHE_PACK_SETTINGS}")
@@ -158,13 +159,18 @@ if(json_error OR db STREQUAL "" OR NOT db MATCHES "^[A-Za-z0-9_.-]+$")
   fail("no database name in kcache info --json of the package: ${json_error} ${info}")
 endif()
 
-file(GLOB old_packages "${stage}/db/*.kdb")
-if(old_packages)
-  file(REMOVE ${old_packages})
+# The package's name in the system folder: <db>.kdb, or with DROP_IN the
+# drop-in <db>.kdb.d/<package>.kdb.
+set(installed "${db}.kdb")
+if(drop_in)
+  set(installed "${db}.kdb.d/${package}.kdb")
 endif()
+file(REMOVE_RECURSE "${stage}/db")  # an earlier build's package (another db)
 file(MAKE_DIRECTORY "${stage}/db")
-file(RENAME "${stage}/out/package.kdb" "${stage}/db/${db}.kdb")
-file(CHMOD "${stage}/db/${db}.kdb" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+get_filename_component(folder "${stage}/db/${installed}" DIRECTORY)
+file(MAKE_DIRECTORY "${folder}")
+file(RENAME "${stage}/out/package.kdb" "${stage}/db/${installed}")
+file(CHMOD "${stage}/db/${installed}" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 file(STRINGS "${stage}/pack.log" summary REGEX "^packed ")
-message(STATUS "${package}: ${db}.kdb, ${kernels} kernels (${summary})")
-file(WRITE "${stamp}" "${db}.kdb\n")
+message(STATUS "${package}: ${installed}, ${kernels} kernels (${summary})")
+file(WRITE "${stamp}" "${installed}\n")

@@ -523,5 +523,194 @@ TEST(SystemTierTest, PackageOfAnotherToolchainIsSaidOnceAndPassedOver) {
       << captured.lines[0];
 }
 
+// A database's drop-ins (<db>.kdb.d/*.kdb, design.md §3): asked after
+// <db>.kdb, in the byte order of their names, for the exact database and
+// then the arch-wide one; hidden files and other names are no packages.
+Entry entry_holding(const std::string& name, const std::string& payload) {
+  Entry entry = entry_named(name);
+  entry.storage =
+      ByteBuffer::copy_of({reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()});
+  entry.payload_size = payload.size();
+  return entry;
+}
+
+std::string payload_of(const Result<std::optional<Entry>>& got) {
+  if (!got.is_ok() || !got->has_value()) return "(none)";
+  auto bytes = (*got)->payload();
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+TEST(SystemTierTest, DropInsAreAskedAfterThePackageInNameOrder) {
+  TempFolder dir;
+  std::filesystem::create_directories(dir / "sm_70.kdb.d");
+  write_package(dir / "sm_70.kdb", {entry_holding("shared", "from sm_70.kdb")});
+  write_package(dir / "sm_70.kdb.d/b-lib.kdb",
+                {entry_holding("shared", "from b-lib"), entry_holding("both", "from b-lib"),
+                 entry_holding("b", "b's own")});
+  write_package(dir / "sm_70.kdb.d/a-lib.kdb",
+                {entry_holding("both", "from a-lib"), entry_holding("a", "a's own")});
+  std::filesystem::create_directories(dir / "sm_70_80.kdb.d");
+  write_package(dir / "sm_70_80.kdb.d/z.kdb", {entry_holding("exact", "exact's drop-in")});
+  // Not packages: an install's temporary, another kind of file.
+  testing::write_file(dir / "sm_70.kdb.d/.c-lib.kdb", "half a package");
+  testing::write_file(dir / "sm_70.kdb.d/README", "not a package");
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  const DbNames names{"sm_70_80", "sm_70"};
+  EXPECT_EQ(payload_of(tier->get(names, entry_named("shared").key)), "from sm_70.kdb");
+  EXPECT_EQ(payload_of(tier->get(names, entry_named("both").key)), "from a-lib");
+  EXPECT_EQ(payload_of(tier->get(names, entry_named("a").key)), "a's own");
+  EXPECT_EQ(payload_of(tier->get(names, entry_named("b").key)), "b's own");
+  EXPECT_EQ(payload_of(tier->get(names, entry_named("exact").key)), "exact's drop-in");
+  EXPECT_EQ(payload_of(tier->get(names, entry_named("none").key)), "(none)");
+  EXPECT_TRUE(captured.lines.empty()) << captured.lines[0];
+
+  VerifyReport report;
+  ASSERT_TRUE(tier->verify(false, report).is_ok());
+  EXPECT_TRUE(report.problems.empty()) << report.problems[0].path;
+  EXPECT_EQ(report.databases_checked, 4u);  // sm_70.kdb, two drop-ins, and sm_70_80's one
+  EXPECT_EQ(report.entries_ok, 7u);
+}
+
+// A database with drop-ins alone is not missing: no warning.
+TEST(SystemTierTest, DropInsAloneAreEnough) {
+  TempFolder dir;
+  std::filesystem::create_directories(dir / "sm_71.kdb.d");
+  write_package(dir / "sm_71.kdb.d/lib.kdb", {entry_named("a")});
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  EXPECT_TRUE(tier->get({"sm_71_9", "sm_71"}, entry_named("a").key)->has_value());
+  EXPECT_FALSE(tier->get({"sm_71_9", "sm_71"}, entry_named("b").key)->has_value());
+  EXPECT_TRUE(captured.lines.empty()) << captured.lines[0];
+  auto names = tier->databases();
+  ASSERT_TRUE(names.is_ok());
+  EXPECT_EQ(*names, std::vector<std::string>{"sm_71"});
+}
+
+// Each drop-in is held to the rules a package is: one others could write
+// is refused with one warning, one of another database (moved into this
+// one's folder) is passed over, said once; the others are served.
+TEST(SystemTierTest, ADropInIsTrustedAndFittedAsAPackageIs) {
+  TempFolder dir;
+  std::filesystem::create_directories(dir / "sm_72.kdb.d");
+  write_package(dir / "sm_72.kdb.d/good.kdb", {entry_named("good")});
+  write_package(dir / "sm_72.kdb.d/open.kdb", {entry_named("open")});
+  ASSERT_EQ(::chmod((dir / "sm_72.kdb.d/open.kdb").c_str(), 0666), 0);
+  Entry moved = entry_named("moved");
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "sm_72.kdb.d/moved.kdb",
+                        {{moved.key, *encode_entry(moved, Compression::kNone)}},
+                        {{"db", "sm_90"}, {"compiler", "command | cc | 1.0"}})
+                  .is_ok());
+  const CompilerIdentity compiler{"command", "cc", "1.0"};
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  const DbNames names{"sm_72", "sm_72", &compiler};
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(tier->get(names, entry_named("good").key)->has_value());
+    EXPECT_FALSE(tier->get(names, entry_named("open").key)->has_value());
+    EXPECT_FALSE(tier->get(names, moved.key)->has_value());
+  }
+  ASSERT_EQ(captured.lines.size(), 2u);
+  EXPECT_NE(captured.lines[0].find(dir / "sm_72.kdb.d/open.kdb" +
+                                   " is not used: another user could have written it"),
+            std::string::npos)
+      << captured.lines[0];
+  EXPECT_NE(
+      captured.lines[1].find(dir / "sm_72.kdb.d/moved.kdb" + " is not used for this compiler"),
+      std::string::npos)
+      << captured.lines[1];
+  VerifyReport report;
+  ASSERT_TRUE(tier->verify(false, report).is_ok());
+  ASSERT_EQ(report.problems.size(), 2u);
+  EXPECT_EQ(report.problems[0].path, dir / "sm_72.kdb.d/moved.kdb");
+  EXPECT_EQ(report.problems[1].path, dir / "sm_72.kdb.d/open.kdb");
+}
+
+// Two libraries' packages for one target, packed by two toolchains: the
+// one that serves this compiler is used, and the other is not warned of
+// (it serves its own library's programs); a compiler neither serves hears
+// of both.
+TEST(SystemTierTest, APackageOfAnotherToolchainBesideOneThatServesIsNotWarnedOf) {
+  TempFolder dir;
+  std::filesystem::create_directories(dir / "sm_75.kdb.d");
+  Entry one = entry_named("one");
+  Entry two = entry_named("two");
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "sm_75.kdb.d/lib1.kdb",
+                        {{one.key, *encode_entry(one, Compression::kNone)}},
+                        {{"db", "sm_75"}, {"compiler", "command | cc | 1.0"}})
+                  .is_ok());
+  ASSERT_TRUE(write_kdb(Env::posix(), dir / "sm_75.kdb.d/lib2.kdb",
+                        {{two.key, *encode_entry(two, Compression::kNone)}},
+                        {{"db", "sm_75"}, {"compiler", "command | cc | 2.0"}})
+                  .is_ok());
+  const CompilerIdentity first{"command", "cc", "1.0"};
+  const CompilerIdentity second{"command", "cc", "2.0"};
+  const CompilerIdentity third{"command", "cc", "3.0"};
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(tier->get({"sm_75", "sm_75", &second}, two.key)->has_value());
+    EXPECT_FALSE(tier->get({"sm_75", "sm_75", &second}, one.key)->has_value());
+    EXPECT_TRUE(tier->get({"sm_75", "sm_75", &first}, one.key)->has_value());
+  }
+  EXPECT_TRUE(captured.lines.empty()) << captured.lines[0];
+  EXPECT_FALSE(tier->get({"sm_75", "sm_75", &third}, one.key)->has_value());
+  ASSERT_EQ(captured.lines.size(), 2u);
+  EXPECT_NE(captured.lines[0].find("lib1.kdb is not used for this compiler"), std::string::npos);
+  EXPECT_NE(captured.lines[1].find("lib2.kdb is not used for this compiler"), std::string::npos);
+}
+
+// A drop-in replaced while in use (renamed over, as kcache install does)
+// is taken up quietly by the next lookup.
+TEST(SystemTierTest, ADropInReplacedIsOpenedAnew) {
+  TempFolder dir;
+  std::filesystem::create_directories(dir / "sm_73.kdb.d");
+  write_package(dir / "sm_73.kdb.d/lib.kdb", {entry_holding("k", "first")});
+  write_package(dir / "sm_73.kdb.d/other.kdb", {entry_named("o")});
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  const DbNames names{"sm_73", "sm_73"};
+  EXPECT_EQ(payload_of(tier->get(names, entry_named("k").key)), "first");
+  write_package(dir / "new.kdb", {entry_holding("k", "second")});
+  std::filesystem::rename(dir / "new.kdb", dir / "sm_73.kdb.d/lib.kdb");
+  EXPECT_EQ(payload_of(tier->get(names, entry_named("k").key)), "second");
+  EXPECT_TRUE(tier->get(names, entry_named("o").key)->has_value());
+  EXPECT_TRUE(captured.lines.empty()) << captured.lines[0];
+}
+
+// A drop-in folder that cannot be listed: one warning naming it; the
+// database's own package is still served.
+TEST(SystemTierTest, ADropInFolderThatCannotBeReadIsSaidOnce) {
+  TempFolder dir;
+  write_package(dir / "sm_74.kdb", {entry_named("a")});
+  testing::write_file(dir / "sm_74.kdb.d", "a file, not a folder");
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(tier->get({"sm_74", "sm_74"}, entry_named("a").key)->has_value());
+  }
+  ASSERT_EQ(captured.lines.size(), 1u);
+  EXPECT_NE(captured.lines[0].find("drop-in folder " + dir / "sm_74.kdb.d" +
+                                   " is not a folder; its packages are not used"),
+            std::string::npos)
+      << captured.lines[0];
+  VerifyReport report;
+  ASSERT_TRUE(tier->verify(false, report).is_ok());
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0].path, dir / "sm_74.kdb.d");
+}
+
 }  // namespace
 }  // namespace kcache

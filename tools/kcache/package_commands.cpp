@@ -5,6 +5,7 @@
 #include <kcache/package.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -30,7 +31,8 @@ void warn_if_others_could_write(const PackageInfo& info,
                "packages and set KCACHE_TRUSTED_KEYS to have kcache check)\n";
 }
 
-// Installs `path` as <folder>/<db>.kdb: checked whole first, then copied
+// Installs `path` as <folder>/<db>.kdb, or with `drop_in` as the drop-in
+// <folder>/<db>.kdb.d/<drop_in>.kdb: checked whole first, then copied
 // to a temporary file beside the target, synced and renamed over it, so
 // the system tier never sees half a package.
 // A package the system tier would refuse whatever folder it lies in is not
@@ -38,7 +40,7 @@ void warn_if_others_could_write(const PackageInfo& info,
 // fail their checks, a signature that does not hold, under the trusted
 // keys (KCACHE_TRUSTED_KEYS) one they do not sign, a database name that is
 // not a file name, a key or entry format this kcache does not read.
-int install_one(const std::string& path, const std::string& folder,
+int install_one(const std::string& path, const std::string& folder, const std::string& drop_in,
                 const std::vector<std::string>& trusted_keys) {
   auto info = read_package_info(path, /*check_entries=*/true, trusted_keys);
   if (!info) return report_failure(about(path, info.status().message()) + "; not installed");
@@ -63,10 +65,13 @@ int install_one(const std::string& path, const std::string& folder,
   }
   // Folders that others cannot write and a file they can read, whatever
   // the umask: the system tier refuses a package others could have written.
-  if (Status s = make_folders(folder, 0755); !s.is_ok()) return report_failure(s.message());
+  const std::filesystem::path into = drop_in.empty()
+                                         ? std::filesystem::path(folder)
+                                         : std::filesystem::path(folder) / (db + ".kdb.d");
+  if (Status s = make_folders(into.string(), 0755); !s.is_ok()) return report_failure(s.message());
   auto bytes = read_input_file(path, path, std::uint64_t(1) << 40);
   if (!bytes) return report_failure(bytes.status().message());
-  const std::string target = (std::filesystem::path(folder) / (db + ".kdb")).string();
+  const std::string target = (into / ((drop_in.empty() ? db : drop_in) + ".kdb")).string();
   remove_abandoned_outputs(target);  // an install killed midway left its copy
   if (Status s = write_output_file(
           target, target, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()},
@@ -88,11 +93,31 @@ int install_one(const std::string& path, const std::string& folder,
   return 0;
 }
 
-int run_install(const std::vector<std::string>& packages,
-                const std::optional<std::string>& prefix) {
+// A drop-in's name as --name gives it: letters, digits, '.', '_', '+', '-',
+// not starting with '.' (an install's temporary); ".kdb" is added.
+std::optional<std::string> drop_in_name(const std::optional<std::string>& name) {
+  if (!name) return std::string();
+  std::string plain = name->ends_with(".kdb") ? name->substr(0, name->size() - 4) : *name;
+  const bool fits = !plain.empty() && plain[0] != '.' &&
+                    std::all_of(plain.begin(), plain.end(), [](unsigned char c) {
+                      return std::isalnum(c) || c == '.' || c == '_' || c == '+' || c == '-';
+                    });
+  if (!fits) return std::nullopt;
+  return plain;
+}
+
+int run_install(const std::vector<std::string>& packages, const std::optional<std::string>& prefix,
+                const std::optional<std::string>& name) {
   if (prefix && prefix->empty()) {
     std::cerr << "kcache: --prefix is empty; name a folder (or leave --prefix out to install "
                  "into the system folder in use)\n";
+    return 2;
+  }
+  const auto drop_in = drop_in_name(name);
+  if (!drop_in) {
+    std::cerr << "kcache: --name '" << *name
+              << "' is not a drop-in's name: letters, digits, '.', '_', '+' and '-', not "
+                 "starting with '.' (e.g. --name mylib)\n";
     return 2;
   }
   std::string folder;
@@ -107,7 +132,7 @@ int run_install(const std::vector<std::string>& packages,
   }
   int status = 0;
   for (const auto& path : packages) {
-    status = std::max(status, install_one(path, folder, config.trusted_keys));
+    status = std::max(status, install_one(path, folder, *drop_in, config.trusted_keys));
   }
   return status;
 }
@@ -196,12 +221,16 @@ Runner add_merge_command(CLI::App& app) {
 Runner add_install_command(CLI::App& app) {
   auto packages = std::make_shared<std::vector<std::string>>();
   auto prefix = std::make_shared<std::optional<std::string>>();
+  auto name = std::make_shared<std::optional<std::string>>();
   CLI::App* cmd = app.add_subcommand(
       "install", "Put packages where the system tier finds them (checked, then renamed in)");
   cmd->add_option("packages", *packages, "Packages (.kdb) to install")->required();
   cmd->add_option("--prefix", *prefix,
                   "Install into <prefix>/share/kcache/db (default: the system folder in use)");
-  return [packages, prefix] { return run_install(*packages, *prefix); };
+  cmd->add_option("--name", *name,
+                  "Install as the drop-in <db>.kdb.d/<name>.kdb, beside other libraries' "
+                  "packages for the same target, not as <db>.kdb");
+  return [packages, prefix, name] { return run_install(*packages, *prefix, *name); };
 }
 
 Runner add_import_command(CLI::App& app) {

@@ -77,19 +77,57 @@ std::string shown(std::string_view text) {
   return out;
 }
 
-// The database a package file is found as: its name without ".kdb".
+constexpr std::string_view kDropIns = ".kdb.d";
+
+// The database a package file is found as, named as the system folder
+// has it ("<db>.kdb", or "<db>.kdb.d/<name>.kdb", a drop-in): <db>.
 std::string file_db(const std::string& path) {
-  std::string name = std::filesystem::path(path).filename().string();
+  const std::filesystem::path file(path);
+  if (const std::string folder = file.parent_path().filename().string();
+      folder.size() > kDropIns.size() && folder.ends_with(kDropIns)) {
+    return folder.substr(0, folder.size() - kDropIns.size());
+  }
+  std::string name = file.filename().string();
   return name.ends_with(".kdb") ? name.substr(0, name.size() - 4) : name;
 }
 
-// Whether `path` lies in `folder` itself (links followed).
+// Whether `path` lies in `folder` itself, or in a drop-in folder of it
+// (links followed).
 bool in_folder(const std::string& path, const std::string& folder) {
   if (folder.empty()) return false;
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (parent.empty()) parent = ".";
   std::error_code error;
-  return std::filesystem::equivalent(parent, folder, error);
+  if (std::filesystem::equivalent(parent, folder, error)) return true;
+  return parent.filename().string().ends_with(kDropIns) &&
+         std::filesystem::equivalent(parent.parent_path(), folder, error);
+}
+
+// The packages in the system folder, as paths relative to it, in the
+// order the system tier asks them for one database: "<db>.kdb", then
+// "<db>.kdb.d/<name>.kdb" in name order. `error` is set when the folder
+// cannot be listed.
+std::vector<std::string> installed_package_names(const std::string& folder,
+                                                 std::error_code& error) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".kdb") names.push_back(name);
+    if (!name.ends_with(kDropIns)) continue;
+    std::error_code inner;
+    for (const auto& drop_in : std::filesystem::directory_iterator(entry.path(), inner)) {
+      const std::string file = drop_in.path().filename().string();
+      if (file.ends_with(".kdb") && file.size() > 4 && !file.starts_with('.')) {
+        names.push_back(name + "/" + file);
+      }
+    }
+  }
+  // By database, each database's own package ("x.kdb", a prefix of its
+  // drop-ins' names) first.
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return std::pair(file_db(a), a) < std::pair(file_db(b), b);
+  });
+  return names;
 }
 
 nlohmann::json package_json(const PackageInfo& info) {
@@ -222,12 +260,8 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
 }  // namespace
 
 std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
-  std::vector<std::string> names;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-    if (entry.path().extension() == ".kdb") names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
+  const std::vector<std::string> names = installed_package_names(folder, error);
   // Why none can be listed, when the folder itself is the reason.
   std::string problem;
   std::error_code kind_error;

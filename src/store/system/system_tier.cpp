@@ -1,8 +1,11 @@
 #include "store/system/system_tier.h"
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "format/kdb_file.h"
 #include "store/system/package_fit.h"
@@ -12,6 +15,8 @@
 namespace kcache {
 namespace {
 
+// A database's drop-in packages lie in "<db>.kdb.d" beside "<db>.kdb".
+constexpr std::string_view kDropInSuffix = ".kdb.d";
 // Packages are read-only here: verify names the problem, --repair leaves it.
 constexpr const char* kNotRepaired = " (a read-only package: reinstall or remove it)";
 // Why a package is refused, in the words of its warning and of verify.
@@ -37,19 +42,19 @@ class SystemTier final : public Tier {
 
   Result<std::optional<Entry>> get(const DbNames& db, const CacheKey& key) override {
     // A second round only after a package was found changed since it was
-    // opened, and opened anew.
+    // opened, and its shelf opened anew.
     for (int round = 0; round < 2; ++round) {
-      std::shared_ptr<const Package> exact_package;
-      std::shared_ptr<const Package> arch_package;
+      std::shared_ptr<const Shelf> exact;
+      std::shared_ptr<const Shelf> arch;
       {
         std::lock_guard lock(mutex_);  // once for both: this runs on every lookup
-        exact_package = package_locked(db.exact);
-        arch_package = db.arch != db.exact ? package_locked(db.arch) : exact_package;
+        exact = shelf_locked(db.exact);
+        if (db.arch != db.exact) arch = shelf_locked(db.arch);
       }
-      if (!exact_package->present && !arch_package->present) {
+      if (!exact->present && !(arch && arch->present)) {
         // Said once per process and file; the flag spares every later miss
         // the message's strings and the logger's lock.
-        if (!exact_package->missing_reported.exchange(true)) {
+        if (!exact->missing_reported.exchange(true)) {
           log_.warn_once(
               "SystemDb:missing:" + folder_ + "/" + db.exact, "SystemDb",
               "Missing system database file: " + db.exact + ".kdb Performance may degrade");
@@ -57,23 +62,25 @@ class SystemTier final : public Tier {
         return std::optional<Entry>();
       }
       bool reopened = false;
-      for (const Package* p :
-           {exact_package.get(), db.arch != db.exact ? arch_package.get() : nullptr}) {
-        const KdbReader* kdb = p != nullptr ? p->reader.get() : nullptr;
-        const std::string& name = p == exact_package.get() ? db.exact : db.arch;
-        if (kdb == nullptr || p->altered.load(std::memory_order_acquire) ||
-            !serves(*p, name, db.compiler)) {
-          continue;
-        }
-        auto slot = kdb->find(key);
-        if (!slot) continue;
-        auto got = entry_in(*p, *slot, key);
-        if (!got) return got.status();
-        if (got->entry) return std::move(got->entry);
-        if (got->changed) {
-          reopen(name, *p);
-          reopened = true;
-          break;
+      for (const auto& [shelf, name] :
+           {std::pair(exact.get(), &db.exact), {arch.get(), &db.arch}}) {
+        if (shelf == nullptr || reopened) continue;
+        for (const auto& p : shelf->packages) {
+          const KdbReader* kdb = p->reader.get();
+          if (kdb == nullptr || p->altered.load(std::memory_order_acquire) ||
+              !serves(*p, *name, db.compiler, {exact.get(), arch.get()})) {
+            continue;
+          }
+          auto slot = kdb->find(key);
+          if (!slot) continue;
+          auto got = entry_in(*p, *slot, key);
+          if (!got) return got.status();
+          if (got->entry) return std::move(got->entry);
+          if (got->changed) {
+            reopen(*name, *p);
+            reopened = true;
+            break;
+          }
         }
       }
       if (!reopened) break;
@@ -87,63 +94,112 @@ class SystemTier final : public Tier {
       if (entries.status().code() == StatusCode::kNotFound) return std::vector<std::string>();
       return entries.status();
     }
-    std::vector<std::string> names;
+    std::set<std::string> names;
     for (const auto& e : *entries) {
-      // A folder named *.kdb too: verify reports it.
-      if (e.name.size() > 4 && e.name.ends_with(".kdb")) {
-        names.push_back(e.name.substr(0, e.name.size() - 4));
+      // A folder named *.kdb too (verify reports it), and a database that
+      // has drop-ins alone.
+      for (std::string_view suffix : {std::string_view(".kdb"), kDropInSuffix}) {
+        if (e.name.size() > suffix.size() && e.name.ends_with(suffix)) {
+          names.insert(e.name.substr(0, e.name.size() - suffix.size()));
+        }
       }
     }
-    return names;
+    return std::vector<std::string>(names.begin(), names.end());
   }
 
   Status verify(bool /*repair*/, VerifyReport& report) override {
     auto names = databases();
     if (!names) return names.status();
-    const TrustedKeys& keys = trusted_keys();
     for (const auto& db : *names) {
       const std::string path = folder_ + "/" + db + ".kdb";
-      ++report.databases_checked;
-      const auto owner_problem = untrusted_reason(path, env_);
-      if (owner_problem && !keys.configured()) {
-        report.problems.push_back({path, untrusted_text(*owner_problem), false});
+      if (auto there = env_.file_info(path);
+          there || there.status().code() != StatusCode::kNotFound) {
+        verify_package(path, db, report);
+      }
+      const std::string drop_ins = folder_ + "/" + db + std::string(kDropInSuffix);
+      auto listed = drop_in_names(drop_ins);
+      if (!listed) {
+        report.problems.push_back({drop_ins, listed.status().message() + kNotRepaired, false});
         continue;
       }
-      auto kdb = KdbReader::open(path, env_);
-      if (!kdb) {
-        report.problems.push_back({path, kdb.status().message() + kNotRepaired, false});
-        continue;
-      }
-      // A signature is checked whether or not keys are trusted: an altered
-      // signed package is a problem either way.
-      auto refusal = keys.configured() ? keys.refusal(**kdb) : signature_problem(**kdb);
-      if (refusal) {
-        report.problems.push_back({path, unsigned_text(*refusal), false});
-        continue;
-      }
-      // Another key or entry format, or another database's kernels (a
-      // renamed file): never used here, whatever the compiler.
-      if (auto unfit = unfit_reason((*kdb)->metadata(), db, CompilerIdentity{})) {
-        report.problems.push_back({path, "not used: " + *unfit, false});
-        continue;
-      }
-      for (const auto& slot : (*kdb)->slots()) {
-        ++report.entries_checked;
-        auto bytes = (*kdb)->read(slot);
-        Result<Entry> entry =
-            bytes ? decode_package_entry(**kdb, slot, *bytes) : Result<Entry>(bytes.status());
-        if (entry) {
-          ++report.entries_ok;
-        } else {
-          report.problems.push_back(
-              {path + "#" + slot.key.hex(), entry.status().message() + kNotRepaired, false});
-        }
-      }
+      for (const auto& name : *listed) verify_package(drop_ins + "/" + name, db, report);
     }
     return Status::ok();
   }
 
  private:
+  // Checks the package at `path`, found as database `db`, into `report`.
+  void verify_package(const std::string& path, const std::string& db, VerifyReport& report) const {
+    const TrustedKeys& keys = trusted_keys();
+    ++report.databases_checked;
+    const auto owner_problem = untrusted_reason(path, env_);
+    if (owner_problem && !keys.configured()) {
+      report.problems.push_back({path, untrusted_text(*owner_problem), false});
+      return;
+    }
+    auto kdb = KdbReader::open(path, env_);
+    if (!kdb) {
+      report.problems.push_back({path, kdb.status().message() + kNotRepaired, false});
+      return;
+    }
+    // A signature is checked whether or not keys are trusted: an altered
+    // signed package is a problem either way.
+    auto refusal = keys.configured() ? keys.refusal(**kdb) : signature_problem(**kdb);
+    if (refusal) {
+      report.problems.push_back({path, unsigned_text(*refusal), false});
+      return;
+    }
+    // Another key or entry format, or another database's kernels (a
+    // renamed file, a drop-in in another database's folder): never used
+    // here, whatever the compiler.
+    if (auto unfit = unfit_reason((*kdb)->metadata(), db, CompilerIdentity{})) {
+      report.problems.push_back({path, "not used: " + *unfit, false});
+      return;
+    }
+    for (const auto& slot : (*kdb)->slots()) {
+      ++report.entries_checked;
+      auto bytes = (*kdb)->read(slot);
+      Result<Entry> entry =
+          bytes ? decode_package_entry(**kdb, slot, *bytes) : Result<Entry>(bytes.status());
+      if (entry) {
+        ++report.entries_ok;
+      } else {
+        report.problems.push_back(
+            {path + "#" + slot.key.hex(), entry.status().message() + kNotRepaired, false});
+      }
+    }
+  }
+
+  // The drop-in packages in `folder` (a database's "<db>.kdb.d"), in the
+  // byte order of their names: files named *.kdb, not hidden (".x.kdb"
+  // is an install's temporary). None when the folder does not exist.
+  Result<std::vector<std::string>> drop_in_names(const std::string& folder) const {
+    auto entries = env_.list_dir(folder);
+    if (!entries && entries.status().code() == StatusCode::kNotFound) {
+      if (!env_.file_info(folder)) return std::vector<std::string>();
+      return Status::io_error("System database drop-in folder " + folder + " is not a folder");
+    }
+    if (!entries) {
+      return Status::io_error("System database drop-in folder " + folder +
+                              " cannot be read: " + entries.status().message());
+    }
+    std::vector<std::string> names;
+    for (const auto& e : *entries) {
+      if (e.name.size() > 4 && e.name.ends_with(".kdb") && !e.name.starts_with('.')) {
+        names.push_back(e.name);
+      }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  // Whether a package serves a compiler: why not, and whether that was said.
+  struct Fit {
+    CompilerIdentity identity;
+    std::optional<std::string> unfit;
+    bool said = false;
+  };
+
   struct Package {
     std::unique_ptr<KdbReader> reader;  // null when absent, unreadable or refused
     bool present = false;               // the file exists, readable or not
@@ -167,7 +223,18 @@ class SystemTier final : public Tier {
     // Whether it serves each compiler asked for (package_fit.h): a few
     // identities, most recent first.
     mutable std::mutex fit_mutex;
-    mutable std::vector<std::pair<CompilerIdentity, bool>> fits;
+    mutable std::vector<Fit> fits;
+  };
+
+  // A database's packages, opened together at its first lookup:
+  // "<db>.kdb" (absent or not), then its drop-ins "<db>.kdb.d/*.kdb" in
+  // name order. Held by each lookup that uses it: one opened anew does
+  // not free it under another thread.
+  struct Shelf {
+    std::string db;
+    std::vector<std::shared_ptr<const Package>> packages;
+    bool present = false;  // some package file exists, usable or not
+    mutable std::atomic<bool> missing_reported{false};
   };
 
   // What entry_in found: the entry, nothing (a bad entry, reported), or a
@@ -224,8 +291,8 @@ class SystemTier final : public Tier {
     return Found{};
   }
 
-  // `p`, the package of `db`, changed since it was opened: never lent from
-  // again, and the file at its path opened anew by the next lookup. A
+  // `p`, a package of `db`, changed since it was opened: never lent from
+  // again, and the database's packages opened anew by the next lookup. A
   // change in place is said once; a file renamed over it (an install)
   // is the way to do it, and is taken up quietly.
   void reopen(const std::string& db, const Package& p) {
@@ -240,33 +307,65 @@ class SystemTier final : public Tier {
       log_.debug("SystemDb", path + " was replaced; the new file is opened");
     }
     std::lock_guard lock(mutex_);
-    auto it = packages_.find(db);
-    if (it != packages_.end() && it->second.get() == &p) packages_.erase(it);
+    auto it = shelves_.find(db);
+    if (it == shelves_.end()) return;
+    const auto& held = it->second->packages;
+    if (std::any_of(held.begin(), held.end(), [&](const auto& one) { return one.get() == &p; })) {
+      shelves_.erase(it);
+    }
   }
 
-  // Whether `p` (found as `db`) can serve `compiler` at all: decided once
-  // per compiler and said once when it cannot, rather than a silent miss
-  // on every request (the keys would not match anyway).
-  bool serves(const Package& p, const std::string& db, const CompilerIdentity* compiler) const {
+  // Whether `p` (found as `db`) can serve `compiler` at all, decided once
+  // per compiler (package_fit.h). One that cannot is said once, rather
+  // than a silent miss on every request (the keys would not match
+  // anyway): as a warning when it serves no compiler or no package of
+  // `shelves` can serve this one either, else (another library's
+  // package, packed by another toolchain, beside the one that serves)
+  // as a debug line.
+  bool serves(const Package& p, const std::string& db, const CompilerIdentity* compiler,
+              std::initializer_list<const Shelf*> shelves) const {
     if (compiler == nullptr) return true;
-    constexpr std::size_t kRemembered = 4;
-    std::lock_guard lock(p.fit_mutex);
-    for (const auto& [identity, fits] : p.fits) {
-      if (identity.version == compiler->version && identity.id == compiler->id &&
-          identity.backend == compiler->backend) {
-        return fits;
+    std::string reason;
+    {
+      std::lock_guard lock(p.fit_mutex);
+      Fit& fit = fit_locked(p, db, *compiler);
+      if (!fit.unfit || fit.said) return !fit.unfit;
+      fit.said = true;
+      reason = *fit.unfit;
+    }
+    const std::string text =
+        "System database file " + p.reader->path() + " is not used for this compiler: " + reason;
+    // Another database's, or another key format's: no compiler's, said.
+    const bool nobodys = unfit_reason(p.reader->metadata(), db, CompilerIdentity{}).has_value();
+    for (const Shelf* shelf : shelves) {
+      if (shelf == nullptr || nobodys) continue;
+      for (const auto& other : shelf->packages) {
+        if (other.get() == &p || other->reader == nullptr) continue;
+        std::lock_guard lock(other->fit_mutex);
+        if (!fit_locked(*other, shelf->db, *compiler).unfit) {
+          log_.debug("SystemDb", text + " (" + other->reader->path() + " is)");
+          return false;
+        }
       }
     }
-    auto reason = unfit_reason(p.reader->metadata(), db, *compiler);
-    if (p.fits.size() == kRemembered) p.fits.pop_back();
-    p.fits.insert(p.fits.begin(), {*compiler, !reason.has_value()});
-    if (reason) {
-      log_.warn_once("SystemDb:unfit:" + p.reader->path() + ":" + identity_text(*compiler),
-                     "SystemDb",
-                     "System database file " + p.reader->path() +
-                         " is not used for this compiler: " + *reason);
+    log_.warn_once("SystemDb:unfit:" + p.reader->path() + ":" + identity_text(*compiler),
+                   "SystemDb", text);
+    return false;
+  }
+
+  // What is known of `p` (found as `db`) and `compiler`, p.fit_mutex held:
+  // a few identities, most recent first.
+  Fit& fit_locked(const Package& p, const std::string& db, const CompilerIdentity& compiler) const {
+    constexpr std::size_t kRemembered = 4;
+    for (Fit& fit : p.fits) {
+      if (fit.identity.version == compiler.version && fit.identity.id == compiler.id &&
+          fit.identity.backend == compiler.backend) {
+        return fit;
+      }
     }
-    return !reason.has_value();
+    if (p.fits.size() == kRemembered) p.fits.pop_back();
+    p.fits.insert(p.fits.begin(), Fit{compiler, unfit_reason(p.reader->metadata(), db, compiler)});
+    return p.fits.front();
   }
 
   // Why another user could have written the package `kdb` has open at
@@ -292,15 +391,34 @@ class SystemTier final : public Tier {
     return keys_;
   }
 
-  // The package file for `db`, opened once per process (again after it
-  // changed in place), mutex_ held. Held by each lookup that uses it: one
-  // that is opened anew does not free it under another thread.
-  std::shared_ptr<const Package> package_locked(const std::string& db) {
-    auto it = packages_.find(db);
-    if (it != packages_.end()) return it->second;
-    const std::string path = folder_ + "/" + db + ".kdb";
+  // The packages of `db`, opened once per process (again after one of
+  // them changed), mutex_ held.
+  std::shared_ptr<const Shelf> shelf_locked(const std::string& db) {
+    auto it = shelves_.find(db);
+    if (it != shelves_.end()) return it->second;
+    auto shelf = std::make_shared<Shelf>();
+    shelf->db = db;
+    shelf->packages.push_back(open_package(folder_ + "/" + db + ".kdb"));
+    const std::string drop_ins = folder_ + "/" + db + std::string(kDropInSuffix);
+    if (auto names = drop_in_names(drop_ins)) {
+      for (const auto& name : *names)
+        shelf->packages.push_back(open_package(drop_ins + "/" + name));
+    } else if (env_.list_dir(folder_)) {  // else the folder was said as one
+      // There, but its packages cannot be told apart: said once, and the
+      // database is not "missing".
+      shelf->present = true;
+      log_.warn_once("SystemDb:folder:" + drop_ins, "SystemDb",
+                     names.status().message() + "; its packages are not used");
+    }
+    for (const auto& p : shelf->packages) shelf->present = shelf->present || p->present;
+    shelves_[db] = shelf;
+    return shelf;
+  }
+
+  // The package file at `path`, opened, trusted and mapped (or refused,
+  // said once, and held as absent).
+  std::shared_ptr<const Package> open_package(const std::string& path) const {
     auto made = std::make_shared<Package>();
-    packages_[db] = made;
     Package& kept = *made;
     const TrustedKeys& keys = trusted_keys();
     // Trusted as far as its file (ssh's StrictModes) unless keys are
@@ -367,11 +485,12 @@ class SystemTier final : public Tier {
     } else if (kept.present) {
       // A folder that cannot be read is said once, as the folder: its
       // packages, there or not, cannot be told apart.
-      if (auto listed = env_.list_dir(folder_);
+      const std::string folder = std::filesystem::path(path).parent_path().string();
+      if (auto listed = env_.list_dir(folder);
           !listed && listed.status().code() != StatusCode::kNotFound) {
         log_.warn_once(
-            "SystemDb:folder:" + folder_, "SystemDb",
-            "System database folder " + folder_ +
+            "SystemDb:folder:" + folder, "SystemDb",
+            "System database folder " + folder +
                 " cannot be read, and no package in it is used: " + listed.status().message());
       } else {
         log_.warn_once("SystemDb:unreadable:" + path, "SystemDb",
@@ -390,7 +509,7 @@ class SystemTier final : public Tier {
   const Logger& log_;
   TierEvents& events_;
   std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<Package>> packages_;
+  std::map<std::string, std::shared_ptr<const Shelf>> shelves_;
 };
 
 }  // namespace

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Two libraries' packages for one target (design.md §3): drop-ins in
+# <db>.kdb.d/<name>.kdb beside <db>.kdb. kcache install --name puts a
+# package there; the system tier serves every package's kernels, with no
+# warning for the package of another library; info lists the drop-ins,
+# verify checks them.
+source "$(dirname "$0")/lib.sh"
+fresh_env
+require_enabled_build
+
+make_good_package                    # add.cl, command backend, gfx906_60
+printf 'kernel void sub(global int* a) { a[get_global_id(0)] -= 1; }\n' >"$T/src/sub.cl"
+compile_ok --source src/sub.cl --output out/sub.bin
+mkdir -p "$T/export2"
+run export --output "$T/export2"
+expect_rc 0
+other="$T/export2/gfx906_60.kdb"
+[[ -s "$other" ]] || fail "export wrote no $other"
+
+run install "$good" --name liba
+expect_rc 0
+expect_contains "install --name says where" "installed $T/sys/gfx906_60.kdb.d/liba.kdb (1 kernel)" "$OUT"
+run install "$other" --name libb.kdb
+expect_rc 0
+expect_contains "a name given with .kdb" "installed $T/sys/gfx906_60.kdb.d/libb.kdb" "$OUT"
+[[ ! -e "$T/sys/gfx906_60.kdb" ]] || fail "install --name also wrote gfx906_60.kdb"
+expect_eq "the drop-in folder's mode" 755 "$(stat -c %a "$T/sys/gfx906_60.kdb.d")"
+
+export KCACHE_CUSTOM_CACHE_DIR="$T/fresh"
+compile_ok --source src/add.cl --output out/add-served.bin
+expect_eq "liba's kernel: tier" system "$TIER"
+cmp -s out/compiled.bin out/add-served.bin || fail "liba's kernel differs"
+compile_ok --source src/sub.cl --output out/sub-served.bin
+expect_eq "libb's kernel: tier" system "$TIER"
+cmp -s out/sub.bin out/sub-served.bin || fail "libb's kernel differs"
+expect_eq "no warning with both libraries' packages" "" "$ERR"
+
+run info
+expect_contains "info lists liba's drop-in" "gfx906_60.kdb.d/liba.kdb: 1 kernel" "$OUT"
+expect_contains "info lists libb's drop-in" "gfx906_60.kdb.d/libb.kdb: 1 kernel" "$OUT"
+run info --json
+python3 - "$OUT" <<'PY' || fail "kcache info --json packages: $OUT"
+import json, sys
+packages = json.loads(sys.argv[1])["packages"]
+assert [p["path"].split("/sys/")[1] for p in packages] == ["gfx906_60.kdb.d/liba.kdb", "gfx906_60.kdb.d/libb.kdb"], packages
+assert all(p["db"] == "gfx906_60" and p["applies"] for p in packages), packages
+PY
+run verify
+expect_rc 0
+run verify "$T/sys/gfx906_60.kdb.d/liba.kdb"
+expect_rc 0
+expect_contains "verify of a drop-in" "liba.kdb: ok, 1 kernel" "$OUT"
+
+# <db>.kdb beside its drop-ins is asked first, and listed first.
+run install "$good"
+expect_rc 0
+compile_ok --source src/add.cl --output out/add-again.bin
+expect_eq "with gfx906_60.kdb too: tier" system "$TIER"
+run info
+expect_contains "the package before its drop-ins" "  gfx906_60.kdb: 1 kernel, may apply: not checked for command (its targets are its command's own)
+  gfx906_60.kdb.d/liba.kdb" "$OUT"
+
+# A drop-in in another database's folder is never used: verify says so.
+mkdir -p "$T/sys/gfx90a.kdb.d"
+cp "$good" "$T/sys/gfx90a.kdb.d/moved.kdb"
+run verify
+expect_rc 1
+expect_contains "verify names the moved drop-in" "$T/sys/gfx90a.kdb.d/moved.kdb" "$OUT$ERR"
+expect_contains "and why" "holds kernels for gfx906_60, not gfx90a" "$OUT$ERR"
+run verify "$T/sys/gfx90a.kdb.d/moved.kdb"
+expect_rc 1
+rm -r "$T/sys/gfx90a.kdb.d"
+
+# A drop-in's name is a plain file name.
+for bad in .hidden a/b "" "x y"; do
+  run install "$good" --name "$bad"
+  expect_rc 2
+done
+expect_eq "nothing else was installed" "liba.kdb libb.kdb" "$(ls "$T/sys/gfx906_60.kdb.d" | tr '\n' ' ' | sed 's/ $//')"
+echo "PASS [$TEST_NAME]"
