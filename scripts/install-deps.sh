@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build g++ pkg-config ccache clang-format
   # library dependencies
   libzstd-dev libxxhash-dev libssl-dev
+  # POSIX ACLs: who else may write a package, a key or the cache folder
+  libacl1-dev
   # package signatures: libsodium's header to build, the library to sign and check (dlopen)
   libsodium-dev
   # tool, tests, benchmarks

@@ -115,6 +115,15 @@ struct FileInfo {
   FileId id;
 };
 
+// Who an access ACL lets write a file besides its owner: the users and
+// groups of its named entries whose permission, under the ACL's mask,
+// includes write (POSIX.1e ACLs, which a file's mode does not show: with
+// one, the mode's group bits are its mask).
+struct AclWriters {
+  std::vector<uid_t> users;
+  std::vector<gid_t> groups;
+};
+
 // The kind of file system a path is on, as far as a cache cares: a network
 // file system (NFS, SMB, Lustre, ...) gives no shared memory across machines
 // and weak locks; FUSE may be local or remote (sshfs), so it is told apart.
@@ -186,6 +195,9 @@ class Env {
   virtual Result<FileInfo> file_info(const std::string& path) const = 0;
   // stat, links followed. kNotFound when absent (or a link to nothing).
   virtual Result<FileStamp> stamp(const std::string& path) const = 0;
+  // Who `path`'s access ACL lets write it (links followed); none when it
+  // has no ACL beyond its mode, or its file system keeps none.
+  virtual Result<AclWriters> acl_writers(const std::string& path) const = 0;
   // Whether this process may create files in folder `path`, or, when it does
   // not exist, create it: ok, or why not (its nearest existing parent is
   // not a folder, cannot be written, is on a read-only file system). Looks;
@@ -257,6 +269,9 @@ class EnvWrapper : public Env {
     return target_.file_info(path);
   }
   Result<FileStamp> stamp(const std::string& path) const override { return target_.stamp(path); }
+  Result<AclWriters> acl_writers(const std::string& path) const override {
+    return target_.acl_writers(path);
+  }
   Status check_writable(const std::string& path) const override {
     return target_.check_writable(path);
   }

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <vector>
 
+#include "env/acl_writers.h"
 #include "env/change_watch.h"
 #include "env/env.h"
 #include "env/file_mapping.h"
@@ -385,6 +386,10 @@ class PosixEnv final : public Env {
         path == "." ? ::fstatat(AT_FDCWD, "", &st, AT_EMPTY_PATH) : ::stat(path.c_str(), &st);
     if (looked != 0) return errno_status("cannot stat", path, errno);
     return stamp_of(st);
+  }
+
+  Result<AclWriters> acl_writers(const std::string& path) const override {
+    return read_acl_writers(path);
   }
 
   Status check_writable(const std::string& path) const override {

@@ -20,11 +20,28 @@ std::optional<std::string> owner_reason(const std::string& what, const FileInfo&
   return what + " is owned by another user (uid " + std::to_string(info.owner) + ")";
 }
 
-// Whether someone but its owner may write it: others, or a group that
-// holds more than this user.
-bool writable_by_others(const FileInfo& info, const Env& env) {
-  if ((info.mode & 002) != 0) return true;
-  return (info.mode & 020) != 0 && !env.group_is_private(info.group);
+// Whether someone but its owner may write it, and how ("mode 0666",
+// "its ACL lets user 1001 write"): others, a group that holds more than
+// this user, or a user or group its ACL names. An ACL that cannot be
+// read is taken as letting others write.
+std::optional<std::string> writable_by_others(const std::string& path, const FileInfo& info,
+                                              const Env& env, uid_t me) {
+  const std::string mode = "mode " + octal(info.mode);
+  if ((info.mode & 002) != 0) return mode;
+  if ((info.mode & 020) != 0 && !env.group_is_private(info.group)) return mode;
+  auto acl = env.acl_writers(path);
+  if (!acl) {
+    if (acl.status().code() == StatusCode::kNotFound) return std::nullopt;  // gone: the caller's
+    return "its ACL cannot be read: " + acl.status().message();
+  }
+  for (uid_t user : acl->users) {
+    if (user != 0 && user != me) return "its ACL lets user " + std::to_string(user) + " write";
+  }
+  for (gid_t group : acl->groups) {
+    if (!env.group_is_private(group))
+      return "its ACL lets group " + std::to_string(group) + " write";
+  }
+  return std::nullopt;
 }
 
 // `folder` and every folder above it; `holding`: `folder` holds the file
@@ -37,13 +54,12 @@ std::optional<std::string> folders_reason(fs::path folder, const Env& env, uid_t
     if (!info) return "folder " + name + " cannot be looked at: " + info.status().message();
     if (auto reason = owner_reason("folder " + name, *info, me)) return reason;
     // A link's own mode means nothing; its target is checked apart.
-    if (info->type != FileType::kSymlink && writable_by_others(*info, env)) {
-      if (holding) {
-        return "folder " + name + " is writable by others (mode " + octal(info->mode) + ")";
-      }
+    const auto how =
+        info->type != FileType::kSymlink ? writable_by_others(name, *info, env, me) : std::nullopt;
+    if (how) {
+      if (holding) return "folder " + name + " is writable by others (" + *how + ")";
       if ((info->mode & 01000) == 0) {
-        return "folder " + name + " is writable by others without the sticky bit (mode " +
-               octal(info->mode) + ")";
+        return "folder " + name + " is writable by others without the sticky bit (" + *how + ")";
       }
     }
     holding = false;  // above it, a sticky folder keeps what others own in place
@@ -61,8 +77,8 @@ std::optional<std::string> untrusted_reason(const std::string& path, const Env& 
   const std::string what = (info->type == FileType::kDirectory ? "folder " : "file ") + path;
   if (info->type == FileType::kSymlink) return what + " is a symbolic link";
   if (auto reason = owner_reason(what, *info, me)) return reason;
-  if (writable_by_others(*info, env)) {
-    return what + " is writable by others (mode " + octal(info->mode) + ")";
+  if (auto how = writable_by_others(path, *info, env, me)) {
+    return what + " is writable by others (" + *how + ")";
   }
   std::error_code error;
   const fs::path absolute = fs::absolute(path, error).lexically_normal();

@@ -48,7 +48,7 @@ chmod 0777 "$T/open/share/kcache/db"
 run install "$good" --prefix "$T/open"
 expect_rc 1
 expect_contains "the refusal is said" "the system tier will not use $T/open/share/kcache/db/gfx906_60.kdb: another user could have written it" "$ERR"
-expect_contains "and how to mend it" "fix the owner or mode of what that names (chmod go-w)" "$ERR"
+expect_contains "and how to mend it" "fix the owner, mode or ACL of what that names (chmod go-w)" "$ERR"
 chmod 0755 "$T/open/share/kcache/db"
 run install "$good" --prefix "$T/open"
 expect_rc 0

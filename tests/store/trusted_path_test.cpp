@@ -4,9 +4,12 @@
 #include "store/trusted_path.h"
 
 #include <gtest/gtest.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -33,7 +36,12 @@ class OwnersEnv : public EnvWrapper {
   }
   // No group holds this user alone unless a test says so.
   bool group_is_private(gid_t group) const override { return private_groups.contains(group); }
+  Result<AclWriters> acl_writers(const std::string& path) const override {
+    if (auto it = acls.find(path); it != acls.end()) return it->second;
+    return EnvWrapper::acl_writers(path);
+  }
   std::map<std::string, uid_t> owners;
+  std::map<std::string, Result<AclWriters>> acls;
   std::set<gid_t> private_groups;
 };
 
@@ -66,6 +74,62 @@ TEST_F(TrustedPathTest, AFileOthersCanWriteIsNot) {
     ASSERT_TRUE(why.has_value()) << std::oct << mode;
     EXPECT_NE(why->find("is writable by others"), std::string::npos) << *why;
   }
+}
+
+// A POSIX ACL that lets another user or a group write, which the mode
+// does not show (0664 with an ACL: the group bits are its mask).
+TEST_F(TrustedPathTest, AFileOrFolderAnACLLetsOthersWriteIsNot) {
+  const std::string file = dir_ / "db/p.kdb";
+  const std::string folder = dir_ / "db";
+  env_.acls.insert_or_assign(file, AclWriters{{other()}, {}});
+  auto why = reason(file);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "file " + file + " is writable by others (its ACL lets user " +
+                      std::to_string(other()) + " write)");
+  env_.acls.insert_or_assign(file, AclWriters{{::getuid(), 0}, {}});  // this user and root
+  EXPECT_EQ(reason(file), std::nullopt);
+  env_.acls.insert_or_assign(file, AclWriters{{}, {4242}});
+  why = reason(file);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("its ACL lets group 4242 write"), std::string::npos) << *why;
+  env_.private_groups.insert(4242);  // a group of this user alone
+  EXPECT_EQ(reason(file), std::nullopt);
+  env_.acls.insert_or_assign(file, Status::io_error("cannot read the ACL"));
+  why = reason(file);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("its ACL cannot be read"), std::string::npos) << *why;
+  env_.acls.erase(file);
+  env_.acls.insert_or_assign(folder, AclWriters{{other()}, {}});
+  why = reason(file);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "folder " + folder + " is writable by others (its ACL lets user " +
+                      std::to_string(other()) + " write)");
+}
+
+// The same through the real file system's ACL (libacl), where it keeps
+// them.
+TEST_F(TrustedPathTest, ARealACLIsRead) {
+  const std::string file = dir_ / "db/p.kdb";
+  const std::string text = "u::rw-,u:" + std::to_string(other()) + ":rw-,g::r--,m::rw-,o::r--";
+  acl_t acl = ::acl_from_text(text.c_str());
+  ASSERT_NE(acl, nullptr);
+  const int set = ::acl_set_file(file.c_str(), ACL_TYPE_ACCESS, acl);
+  const int err = errno;
+  ::acl_free(acl);
+  if (set != 0 && (err == ENOTSUP || err == EOPNOTSUPP)) {
+    GTEST_SKIP() << "this file system keeps no ACLs";
+  }
+  ASSERT_EQ(set, 0) << std::strerror(err);
+  auto why = untrusted_reason(file, Env::posix());
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("its ACL lets user " + std::to_string(other()) + " write"), std::string::npos)
+      << *why;
+  // Under a mask without write, the named user cannot write.
+  acl = ::acl_from_text(
+      ("u::rw-,u:" + std::to_string(other()) + ":rw-,g::r--,m::r--,o::r--").c_str());
+  ASSERT_EQ(::acl_set_file(file.c_str(), ACL_TYPE_ACCESS, acl), 0);
+  ::acl_free(acl);
+  EXPECT_EQ(untrusted_reason(file, Env::posix()), std::nullopt);
 }
 
 TEST_F(TrustedPathTest, AFileOfAnotherUserIsNot) {

@@ -85,10 +85,14 @@ int install_one(const std::string& path, const std::string& folder, const std::s
   // asked, so not a success. It is left there: with the folder mended (or
   // the package signed by a trusted key) it is used.
   if (auto installed = read_package_info(target); installed && !installed->untrusted.empty()) {
+    const std::string& why = installed->untrusted;
+    const std::string mend = why.find("owned by") != std::string::npos ? "chown"
+                             : why.find("ACL") != std::string::npos    ? "setfacl -b"
+                                                                       : "chmod go-w";
     return report_failure("the system tier will not use " + target +
-                          ": another user could have written it (" + installed->untrusted +
-                          "); fix the owner or mode of what that names (chmod go-w), or sign "
-                          "the package and trust its key (KCACHE_TRUSTED_KEYS)");
+                          ": another user could have written it (" + why +
+                          "); fix the owner, mode or ACL of what that names (" + mend +
+                          "), or sign the package and trust its key (KCACHE_TRUSTED_KEYS)");
   }
   return 0;
 }
