@@ -278,6 +278,13 @@ run pack --manifest "$T/cuda.jsonl" --target gfx906_60 --output "$T/cuda/gfx906_
 expect_rc 2
 expect_contains "why" "kcache: --target gfx906_60: no line of --manifest $T/cuda.jsonl can be compiled for it (nvrtc cannot compile for gfx906_60: 'gfx906' is not a CUDA arch" "$ERR"
 [[ ! -e "$T/cuda" ]] || fail "a pack refused for its target made $(find "$T/cuda")"
+# The user's limits are the user cache's: a pack's work folder keeps every
+# kernel it compiled until the package is written (with them, pack wrote
+# a package of the last few and said it had packed them all).
+KCACHE_MAX_ENTRIES=1 KCACHE_MAX_SIZE=1 run "${pack_args[@]/"$T/pkg/gfx906_60.kdb"/"$T/pkg/limited.kdb"}"
+expect_rc 1
+expect_contains "limits do not cut a pack" "packed 3 kernels for gfx906_60 into $T/pkg/limited.kdb (3 compiled" "$OUT"
+
 run pack --manifest "$T/mixed.jsonl" --target gfx906_60 --output "$T/pkg/mixed.kdb"
 expect_rc 1
 expect_contains "the command line is packed" "packed 1 kernel for gfx906_60" "$OUT"

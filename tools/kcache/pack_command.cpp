@@ -380,6 +380,12 @@ int run_pack(const PackArgs& args) {
   // job count removed): a torn entry reads back as a miss and is compiled
   // again; the package itself is written whole and synced.
   options.sync = false;
+  // Every kernel compiled stays until the package is written: the user's
+  // limits (KCACHE_MAX_SIZE, _ENTRIES, _AGE) are for the user cache, and
+  // would evict what this pack just compiled.
+  options.max_size = 0;
+  options.max_entries = 0;
+  options.max_age = std::chrono::seconds(0);
   auto cache = Cache::open(options);
   if (!cache) return report_failure(cache.status().message());
   // The work folder keeps what is compiled: one that cannot (another user
@@ -472,6 +478,16 @@ int run_pack(const PackArgs& args) {
   auto count = (*cache)->export_db(db, args.output, export_options);
   if (!count) return report_failure("writing " + args.output + ": " + count.status().message());
   const double write_seconds = seconds_since(writing);
+  // Each kernel packed is in the work folder, unless something removed it
+  // meanwhile (another process's eviction, a hand): said, not a success.
+  if (export_options.keys && *count < export_options.keys->size()) {
+    status = report_failure(counted(export_options.keys->size() - *count, "kernel") +
+                            " compiled for the package " +
+                            (export_options.keys->size() - *count == 1 ? "was" : "were") +
+                            " no longer in " + work + " when it was written (removed meanwhile?); " +
+                            args.output + " holds the other " + std::to_string(*count) +
+                            ": run the pack again");
+  }
   std::cout << "packed " << counted(*count, "kernel") << " for " << db << " into " << args.output
             << " (" << tally.compiled << " compiled, "
             << tally.reused - std::min(tally.reused, from_user) << " already in " << work << ", "
