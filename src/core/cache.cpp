@@ -454,8 +454,8 @@ class Cache::Impl final : public TierEvents {
   }
 
   // `wants_warm`: the request has a warmup, so an entry stored without one
-  // (by `kcache compile`, say) is passed over; the compile that follows
-  // replaces it with a warmed binary.
+  // (by `kcache compile`, say) is passed over in the user tier; the compile
+  // that follows replaces it with a warmed binary.
   // `keep_in_memory`: GetOptions'.
   // `only`: look in that tier alone (the home tier while waiting on another
   // process that is compiling the key; the copy tier after joining a flight).
@@ -486,7 +486,10 @@ class Cache::Impl final : public TierEvents {
                                 " tier was built from a file that has changed since; rebuilding");
         continue;
       }
-      if (wants_warm && has_field(entry.metadata, "warmed", "no")) {
+      // In a read-only tier (a package: kcache pack runs no program's
+      // warmup) it is served all the same: a binary whose work-group code
+      // is made at its first launch beats a compile.
+      if (wants_warm && !slot.read_only && has_field(entry.metadata, "warmed", "no")) {
         log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(tier.name()) +
                                 " tier was stored without a warmup; rebuilding it warmed");
         continue;

@@ -669,6 +669,40 @@ TEST_F(CacheTest, UnwarmedEntryIsRebuiltForAWarmupRequest) {
   EXPECT_EQ(open()->get_or_compile(request(), warming)->tier, TierKind::kUser);
 }
 
+// A package's entry stored without a warmup (kcache pack runs none) is
+// served to a request that brings one: the system tier cannot be rebuilt
+// warmed, and a binary beats a compile.
+TEST_F(CacheTest, UnwarmedPackageEntryIsServedToAWarmupRequest) {
+  class UnwarmedCompiler : public Compiler {
+   public:
+    const CompilerIdentity& identity() const override { return id; }
+    Result<Target> resolve_target(const Target& t) const override { return t; }
+    Result<CompileOutput> compile(const KernelRequest& request, const Target&) override {
+      ++compiles;
+      CompileOutput out;
+      out.binary = {1, 2, 3};
+      out.metadata = {{"warmed", request.warmup ? "yes" : "no"}};
+      return out;
+    }
+    CompilerIdentity id{"warm", "w", "1"};
+    int compiles = 0;
+  } unwarmed;
+  {
+    auto cache = open();
+    ASSERT_TRUE(cache->get_or_compile(request(), unwarmed).is_ok());
+    std::filesystem::create_directories(dir / "system");
+    ASSERT_TRUE(cache->export_db("gfx906_60", dir / "system/gfx906_60.kdb").is_ok());
+    ASSERT_TRUE(cache->clear().is_ok());
+  }
+  auto warm_request = request();
+  warm_request.warmup = [](const BuiltProgram&) { return Status::ok(); };
+  auto served = open()->get_or_compile(warm_request, unwarmed);
+  ASSERT_TRUE(served.is_ok());
+  EXPECT_EQ(served->tier, TierKind::kSystem);
+  EXPECT_EQ(served->metadata("warmed"), "no");
+  EXPECT_EQ(unwarmed.compiles, 1);
+}
+
 TEST_F(CacheTest, ClearEmptiesUserAndMemory) {
   auto cache = open();
   ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
