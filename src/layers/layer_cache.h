@@ -18,7 +18,7 @@
 namespace kcache::layer {
 
 // The cache, or nullptr when the layer serves nothing (it cannot be opened,
-// or it is disabled). `tag` is the log tag ("layer"), `name` the layer's
+// or it is disabled and records nothing). `tag` is the log tag ("layer"), `name` the layer's
 // ("OpenCL layer"), `serves` what its info line says it serves.
 inline std::unique_ptr<Cache> open_layer_cache(const char* tag, const char* name,
                                                const std::string& serves) {
@@ -31,7 +31,9 @@ inline std::unique_ptr<Cache> open_layer_cache(const char* tag, const char* name
     return nullptr;
   }
   const ResolvedConfig& config = (*cache)->config();
-  if (!config.enabled) return nullptr;
+  // Off with the cache, unless it records (KCACHE_RECORD): a recording
+  // with the cache off compiles each request and writes its line.
+  if (!config.enabled && config.record_path.empty()) return nullptr;
   if (config.log_level >= LogLevel::kInfo) {
     std::fprintf(stderr,
                  "kcache: info [%s] %s active: %s from %s (KCACHE_LAYER_DISABLE=1 turns it off)\n",

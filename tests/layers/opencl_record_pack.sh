@@ -38,6 +38,19 @@ print(" ".join(sorted({"%s_%d" % (l["target"]["arch"], l["target"]["units"])
 ' "$T/m.jsonl")" || fail "the manifest does not parse"
 [[ -n "$targets" && "$targets" != *" "* ]] || fail "one device, one target: '$targets'"
 
+# Recording works with the cache off (formats.md §4): the layer stays on
+# to record, compiling each request; the same kernels are recorded.
+probe recorded_off LD_PRELOAD="$layer" KCACHE_CUSTOM_CACHE_DIR="$T/recording-off" \
+  KCACHE_DISABLE_CACHE=1 KCACHE_RECORD="$T/m-off.jsonl"
+((RC == 0)) || fail "the probe fails under the layer recording with the cache off: $ERR"
+same_as base recorded_off
+keys_of() { python3 -c '
+import json, sys
+print(" ".join(sorted(json.loads(l)["key"] for l in open(sys.argv[1]) if l.strip())))' "$1"; }
+[[ -s "$T/m-off.jsonl" ]] || fail "nothing recorded with the cache off"
+expect_eq "the kernels recorded with the cache off" "$(keys_of "$T/m.jsonl")" "$(keys_of "$T/m-off.jsonl")"
+[[ ! -e "$T/recording-off" ]] || fail "the cache off wrote $T/recording-off"
+
 run pack --manifest "$T/m.jsonl" --target "$targets" --output "$T/pkg/$targets.kdb" --jobs 2
 expect_rc 1  # the probe's own build errors, which no package holds
 expect_contains "pack wrote the package" "packed $compiled kernels for $targets" "$OUT"
