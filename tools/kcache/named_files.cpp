@@ -201,7 +201,8 @@ std::size_t remove_abandoned_outputs(const std::string& path) {
 }
 
 Status write_output_file(const std::string& path, const std::string& what,
-                         std::span<const std::uint8_t> bytes, bool sync, mode_t mode) {
+                         std::span<const std::uint8_t> bytes, bool sync, mode_t mode,
+                         const std::function<Status(const std::string&)>& before_rename) {
   if (Status s = check_output_path(path, what); !s.is_ok()) return s;
   std::string temp;
   const int raw = create_beside(path, 0666, temp);
@@ -218,6 +219,13 @@ Status write_output_file(const std::string& path, const std::string& what,
     s = Status::io_error(errno_text(errno));
   }
   if (s.is_ok() && sync && ::fdatasync(fd.get()) != 0) s = Status::io_error(errno_text(errno));
+  // Checked while still held (and so not taken for abandoned).
+  if (s.is_ok() && before_rename) {
+    if (Status checked = before_rename(temp); !checked.is_ok()) {
+      (void)::unlink(temp.c_str());
+      return checked;
+    }
+  }
   if (s.is_ok() && ::close(fd.release()) != 0) s = Status::io_error(errno_text(errno));
   if (s.is_ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
     s = Status::io_error(errno_text(errno));

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,9 +57,14 @@ std::size_t remove_abandoned_outputs(const std::string& path);
 // Writes `bytes` to `path` (check_output_path first, then a temporary file,
 // rename; not synced unless `sync`, as a compiler's own output is not). On
 // failure `path` is unchanged and no temporary is left. `mode`: the file's
-// mode whatever the umask (0: as the umask makes it).
-Status write_output_file(const std::string& path, const std::string& what,
-                         std::span<const std::uint8_t> bytes, bool sync = false, mode_t mode = 0);
+// mode whatever the umask (0: as the umask makes it). `before_rename`, when
+// given, is asked of the whole temporary file before it is renamed in (a
+// check of what is about to be put in place); its error is returned as it
+// is, and nothing is put in place.
+Status write_output_file(
+    const std::string& path, const std::string& what, std::span<const std::uint8_t> bytes,
+    bool sync = false, mode_t mode = 0,
+    const std::function<Status(const std::string& temporary)>& before_rename = nullptr);
 
 // Makes the folder `path` and the missing folders above it, each with
 // `mode` whatever the umask (a system folder made under umask 0 must not

@@ -481,12 +481,11 @@ int run_pack(const PackArgs& args) {
   // Each kernel packed is in the work folder, unless something removed it
   // meanwhile (another process's eviction, a hand): said, not a success.
   if (export_options.keys && *count < export_options.keys->size()) {
-    status = report_failure(counted(export_options.keys->size() - *count, "kernel") +
-                            " compiled for the package " +
-                            (export_options.keys->size() - *count == 1 ? "was" : "were") +
-                            " no longer in " + work + " when it was written (removed meanwhile?); " +
-                            args.output + " holds the other " + std::to_string(*count) +
-                            ": run the pack again");
+    status = report_failure(
+        counted(export_options.keys->size() - *count, "kernel") + " compiled for the package " +
+        (export_options.keys->size() - *count == 1 ? "was" : "were") + " no longer in " + work +
+        " when it was written (removed meanwhile?); " + args.output + " holds the other " +
+        std::to_string(*count) + ": run the pack again");
   }
   std::cout << "packed " << counted(*count, "kernel") << " for " << db << " into " << args.output
             << " (" << tally.compiled << " compiled, "

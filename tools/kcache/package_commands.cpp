@@ -31,38 +31,40 @@ void warn_if_others_could_write(const PackageInfo& info,
                "packages and set KCACHE_TRUSTED_KEYS to have kcache check)\n";
 }
 
+// Why the system tier would refuse the package `info` describes whatever
+// folder it lay in (empty when it would not): entries that fail their
+// checks, a signature that does not hold, under the trusted keys
+// (KCACHE_TRUSTED_KEYS) one they do not sign, a database name that is not
+// a file name, a key or entry format this kcache does not read.
+std::string install_refusal(const PackageInfo& info, const std::vector<std::string>& trusted_keys) {
+  if (info.bad_entries > 0) return failing_entries(info.bad_entries, info.kernels);
+  if (!info.signature_problem.empty()) {
+    return "its signature does not hold (" + info.signature_problem + ")";
+  }
+  if (!trusted_keys.empty() && !info.refusal.empty()) {
+    return info.refusal + " (KCACHE_TRUSTED_KEYS is set)";
+  }
+  const std::string db = db_of(info);
+  if (!valid_db_name(db)) return "it names no database it belongs to";
+  return package_unfit_reason(info, db, CompilerIdentity{});
+}
+
 // Installs `path` as <folder>/<db>.kdb, or with `drop_in` as the drop-in
-// <folder>/<db>.kdb.d/<drop_in>.kdb: checked whole first, then copied
-// to a temporary file beside the target, synced and renamed over it, so
-// the system tier never sees half a package.
-// A package the system tier would refuse whatever folder it lies in is not
-// installed (and an installed one it would replace stays): entries that
-// fail their checks, a signature that does not hold, under the trusted
-// keys (KCACHE_TRUSTED_KEYS) one they do not sign, a database name that is
-// not a file name, a key or entry format this kcache does not read.
+// <folder>/<db>.kdb.d/<drop_in>.kdb: checked whole first, then copied to a
+// temporary file beside the target, synced, that copy checked whole again
+// (what is put in place is what was checked, even if the file at `path`
+// was replaced meanwhile) and renamed over the target, so the system tier
+// never sees half a package. A package the system tier would refuse is
+// not installed (install_refusal), and an installed one it would replace
+// stays.
 int install_one(const std::string& path, const std::string& folder, const std::string& drop_in,
                 const std::vector<std::string>& trusted_keys) {
   auto info = read_package_info(path, /*check_entries=*/true, trusted_keys);
   if (!info) return report_failure(about(path, info.status().message()) + "; not installed");
-  if (info->bad_entries > 0) {
-    return report_failure(path + ": " + failing_entries(info->bad_entries, info->kernels) +
-                          "; not installed");
-  }
-  if (!info->signature_problem.empty()) {
-    return report_failure(path + ": its signature does not hold (" + info->signature_problem +
-                          "); not installed");
-  }
-  if (!trusted_keys.empty() && !info->refusal.empty()) {
-    return report_failure(path + ": " + info->refusal +
-                          " (KCACHE_TRUSTED_KEYS is set); not installed");
+  if (std::string refusal = install_refusal(*info, trusted_keys); !refusal.empty()) {
+    return report_failure(path + ": " + refusal + "; not installed");
   }
   const std::string db = db_of(*info);
-  if (!valid_db_name(db)) {
-    return report_failure(path + " names no database it belongs to; not installed");
-  }
-  if (std::string unfit = package_unfit_reason(*info, db, CompilerIdentity{}); !unfit.empty()) {
-    return report_failure(path + ": " + unfit + "; not installed");
-  }
   // Folders that others cannot write and a file they can read, whatever
   // the umask: the system tier refuses a package others could have written.
   const std::filesystem::path into = drop_in.empty()
@@ -73,13 +75,26 @@ int install_one(const std::string& path, const std::string& folder, const std::s
   if (!bytes) return report_failure(bytes.status().message());
   const std::string target = (into / ((drop_in.empty() ? db : drop_in) + ".kdb")).string();
   remove_abandoned_outputs(target);  // an install killed midway left its copy
+  std::uint64_t kernels = info->kernels;
+  auto check_copy = [&](const std::string& copy) {
+    auto copied = read_package_info(copy, /*check_entries=*/true, trusted_keys);
+    std::string refusal =
+        copied ? install_refusal(*copied, trusted_keys) : copied.status().message();
+    if (refusal.empty() && db_of(*copied) != db) refusal = "it is now for " + db_of(*copied);
+    if (!refusal.empty()) {
+      return Status::corruption(path + " changed while it was installed, and what was read " +
+                                "would not be used: " + refusal + "; not installed");
+    }
+    kernels = copied->kernels;
+    return Status::ok();
+  };
   if (Status s = write_output_file(
           target, target, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()},
-          /*sync=*/true, /*mode=*/0644);
+          /*sync=*/true, /*mode=*/0644, check_copy);
       !s.is_ok()) {
     return report_failure(s.message());
   }
-  std::cout << "installed " << target << " (" << counted(info->kernels, "kernel") << ")\n";
+  std::cout << "installed " << target << " (" << counted(kernels, "kernel") << ")\n";
   warn_if_others_could_write(*info, trusted_keys);
   // In place, but refused where it lies (ssh's StrictModes): not what was
   // asked, so not a success. It is left there: with the folder mended (or
