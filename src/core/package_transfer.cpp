@@ -54,7 +54,9 @@ Result<std::uint64_t> import_into_user(Tier& user, const Env& env, const std::st
       return Status::corruption(path + ": " + *refusal +
                                 " (KCACHE_TRUSTED_KEYS is set); not imported");
     }
-  } else if (auto broken = signature_failure(**kdb); broken && broken->checked) {
+  } else if (auto broken = signature_failure(**kdb)) {
+    // One that cannot be checked here (no libsodium) is not let in either,
+    // as install refuses it: its entries' signed digests vouch for nothing.
     return Status::corruption(path + ": " + broken->why + "; not imported");
   }
   std::string db;

@@ -233,4 +233,16 @@ expect_rc 0
 expect_contains "from the user cache" "(0 compiled, 0 already in $T/pkg/from-cache.kdb.pack, 2 from the user cache" "$OUT"
 run verify "$T/pkg/from-cache.kdb"
 expect_rc 0
+
+# Where libsodium cannot be used, a signed package's signature cannot be
+# checked: import lets none of it in, as install does (its entries'
+# signed digests would vouch for nothing).
+[[ -d "${NO_SODIUM_DIR:-}" ]] || fail "NO_SODIUM_DIR must name the folder of the unusable libsodium"
+export KCACHE_CUSTOM_CACHE_DIR="$T/no-sodium-cache"
+LD_LIBRARY_PATH="$NO_SODIUM_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" run import "$signed"
+expect_rc 1
+expect_contains "import without libsodium" "cannot be checked" "$ERR"
+expect_contains "nothing imported" "not imported" "$ERR"
+LD_LIBRARY_PATH="$NO_SODIUM_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" run install "$signed" --prefix "$T/no-sodium"
+expect_rc 1
 pass
