@@ -60,6 +60,10 @@ PY
 run verify "$signed" --trusted "$T/keys/release.pub"
 expect_rc 0
 expect_contains "verify: signed and trusted" "ok, 2 kernels, signed by key $key_id, trusted" "$OUT"
+# --trusted takes one key each time: packages may follow it.
+run verify --trusted "$T/keys/release.pub" "$signed"
+expect_rc 0
+expect_contains "packages after --trusted" "ok, 2 kernels, signed by key $key_id, trusted" "$OUT"
 run verify "$signed" --trusted "$T/keys/other.pub"
 expect_rc 1
 expect_contains "verify: another key" "signed by key $key_id, which is not a trusted key" "$OUT"

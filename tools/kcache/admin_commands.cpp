@@ -218,6 +218,7 @@ Runner add_verify_command(CLI::App& app) {
   cmd->add_option("--trusted", *trusted,
                   "With packages: a public key (.pub, or a folder of them) they must be signed "
                   "with; repeatable (default: KCACHE_TRUSTED_KEYS)")
+      ->allow_extra_args(false)  // one each: the packages may follow it
       ->check(names_a_path());
   cmd->add_flag("--json", *json, "Print JSON");
   auto* repair_flag =
