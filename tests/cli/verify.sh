@@ -129,4 +129,13 @@ run verify
 expect_rc 0
 run verify "$T/sys/gfx906_60.kdb"
 expect_rc 0
+
+# A file name in the system folder is anyone's words where others may
+# write it: its control characters are shown escaped, never written.
+cp "$good" "$T/sys/x$(printf '\033')[2J.kdb"
+run verify
+expect_rc 1
+expect_contains "the name escaped" 'x\x1b[2J.kdb' "$OUT"
+[[ "$OUT$ERR" != *$'\e'* ]] || fail "verify wrote a raw escape character: $OUT"
+rm "$T/sys/x"*
 pass

@@ -103,8 +103,8 @@ int run_verify(bool json, bool repair) {
               << "\n";
   } else {
     for (const auto& p : report->problems) {
-      std::cout << (p.repaired ? "repaired: " : "problem:  ") << p.path << ": " << p.problem
-                << "\n";
+      std::cout << (p.repaired ? "repaired: " : "problem:  ") << shown(p.path) << ": "
+                << shown(p.problem) << "\n";
     }
     std::cout << report->entries_ok << " of "
               << counted(report->entries_checked, "entry", "entries") << " ok in "

@@ -24,6 +24,22 @@ std::string failing_entries(std::uint64_t bad, std::uint64_t total) {
          (bad == 1 ? " entries fails its checks" : " entries fail their checks");
 }
 
+std::string shown(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kDigits[] = "0123456789abcdef";
+      out += "\\x";
+      out += kDigits[c >> 4];
+      out += kDigits[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string human_age(std::int64_t seconds) {
   if (seconds < 0) seconds = 0;
   struct Unit {

@@ -18,6 +18,9 @@ std::string counted(std::uint64_t n, std::string_view noun, std::string_view plu
 std::string failing_entries(std::uint64_t bad, std::uint64_t total);
 // "45s", "12m", "3h", "5d", "7w": the largest unit, whole.
 std::string human_age(std::int64_t seconds);
+// `text` for a terminal: its control characters written as \xNN, so a
+// crafted name or field cannot clear the screen or forge a line.
+std::string shown(std::string_view text);
 // "2026-12-02 14:55 UTC".
 std::string utc_time(std::int64_t unix_seconds);
 // Whether standard output takes colour.

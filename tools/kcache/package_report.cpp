@@ -59,24 +59,6 @@ std::string signature_text(const PackageInfo& info) {
   return "by key " + info.signer + " (the signature holds)";
 }
 
-// A package's own words for a terminal: its control characters written
-// as \xNN, so a crafted field cannot clear the screen or forge a line.
-std::string shown(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      static constexpr char kDigits[] = "0123456789abcdef";
-      out += "\\x";
-      out += kDigits[c >> 4];
-      out += kDigits[c & 0xF];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 constexpr std::string_view kDropIns = ".kdb.d";
 
 // The database a package file is found as, named as the system folder
@@ -382,11 +364,13 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
       continue;
     }
     if (problems.empty()) {
-      std::cout << path << ": ok, " << counted(info->kernels, "kernel")
+      std::cout << shown(path) << ": ok, " << counted(info->kernels, "kernel")
                 << (info->signer.empty() ? ", not signed" : ", signed by key " + info->signer)
                 << (keys->empty() ? "" : ", trusted") << "\n";
     }
-    for (const auto& problem : problems) std::cout << path << ": problem: " << problem << "\n";
+    for (const auto& problem : problems) {
+      std::cout << shown(path) << ": problem: " << shown(problem) << "\n";
+    }
   }
   if (json) std::cout << json_text(out, 2) << "\n";
   return status;
