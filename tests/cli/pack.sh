@@ -211,11 +211,14 @@ expect_eq "one line failed" 1 "$(grep -c '^kcache: failed' <<<"$ERR")"
 
 # Interrupted (here by its own compiler, so no timing is involved), a
 # pack says what it keeps and how to go on, and ends as the signal ends it.
-python3 - "$T/m.jsonl" "$T/interrupt.jsonl" <<'PY' || fail "could not write an interrupting line"
+# The compiler's parent is the pack's worker, whose parent is the pack.
+printf '#!/bin/sh\nkill -INT "$(awk '"'"'{print $4}'"'"' "/proc/$PPID/stat")"\n' >"$T/interrupt.sh"
+chmod +x "$T/interrupt.sh"
+python3 - "$T/m.jsonl" "$T/interrupt.jsonl" "$T/interrupt.sh" <<'PY' || fail "could not write an interrupting line"
 import json, sys
 line = json.loads(open(sys.argv[1]).readline())
 line["compiler"] = dict(line["compiler"])
-line["compiler"]["id"] = line["compiler"]["id"].replace("cp {in} {out}", 'sh -c "kill -INT $PPID" {in} {out}')
+line["compiler"]["id"] = line["compiler"]["id"].replace("cp {in} {out}", sys.argv[3] + " {in} {out}")
 line["source"] += "// interrupts the pack\n"
 open(sys.argv[2], "w").write(json.dumps(line) + "\n")
 PY

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A pack's workers, and the compilers they run, end with the pack however
 # it ends (issue 11): SIGTERM, SIGINT or SIGHUP to the pack alone, or
-# SIGKILL. They were left compiling before (a compile may take minutes),
+# SIGKILL; with --jobs 1 too (its compile ran in the pack's own process,
+# and a kill left the compiler running). They were left compiling before (a compile may take minutes),
 # beside the pack run again to go on. Here each compile writes its pid and
 # waits; once two run, the pack is signalled, and every process it started
 # must be gone.
@@ -37,21 +38,22 @@ alive() {
 }
 
 declare -A status_of=([TERM]=143 [INT]=130 [HUP]=129 [KILL]=137)
+for jobs in 2 1; do
 for signal in TERM INT HUP KILL; do
   rm -rf "$T/pids" "$T/pkg"
-  "$KCACHE" pack --manifest "$T/waits.jsonl" --target gfx906_60 --output "$T/pkg/w.kdb" --jobs 2 \
+  "$KCACHE" pack --manifest "$T/waits.jsonl" --target gfx906_60 --output "$T/pkg/w.kdb" --jobs "$jobs" \
     >"$T/.out" 2>"$T/.err" &
   pack=$!
   for ((tries = 0; tries < 3000; tries++)); do
-    [[ -f "$T/pids" && "$(wc -l <"$T/pids")" -ge 2 ]] && break
+    [[ -f "$T/pids" && "$(wc -l <"$T/pids")" -ge "$jobs" ]] && break
     alive "$pack" || break
     sleep 0.01
   done
-  [[ -f "$T/pids" && "$(wc -l <"$T/pids")" -ge 2 ]] ||
-    fail "two compiles were not seen running: $(cat "$T/.err")"
+  [[ -f "$T/pids" && "$(wc -l <"$T/pids")" -ge "$jobs" ]] ||
+    fail "$jobs compiles were not seen running: $(cat "$T/.err")"
   workers=()
   read -r -a workers <"/proc/$pack/task/$pack/children" || true
-  ((${#workers[@]} == 2)) || fail "the pack's two workers were not seen: ${workers[*]}"
+  ((${#workers[@]} == jobs)) || fail "the pack's $jobs workers were not seen: ${workers[*]}"
   started=("${workers[@]}" $(cat "$T/pids"))
   kill "-$signal" "$pack"
   wait "$pack"
@@ -67,8 +69,9 @@ for signal in TERM INT HUP KILL; do
   if ((${#left[@]} > 0)); then
     listing="$(ps -o pid=,pgid=,args= -p "$(IFS=,; echo "${left[*]}")" 2>&1)"
     kill -9 "${left[@]}" 2>/dev/null
-    fail "after SIG$signal to the pack, what it started still runs: $listing"
+    fail "after SIG$signal to the pack (--jobs $jobs), what it started still runs: $listing"
   fi
-  checked "SIG$signal: the pack's 2 workers and 2 compiles ended with it"
+  checked "--jobs $jobs, SIG$signal: the pack's workers and compiles ended with it"
+done
 done
 pass

@@ -430,14 +430,10 @@ int run_pack(const PackArgs& args) {
     }
     progress.done(line, said);
   };
-  if (jobs <= 1) {
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      Outcome outcome = pack_one(lines[i], **cache, config, compilers);
-      outcome.index = i;
-      record(outcome);
-    }
-  } else {
-    // Jobs are processes (pack_workers.h): the same command, as workers.
+  if (jobs > 0) {
+    // Jobs are processes (pack_workers.h): the same command, as workers;
+    // one too for --jobs 1, so that its compiler ends with the pack
+    // however the pack ends (in this process, a kill left it running).
     std::vector<std::string> arguments = tool_arguments();
     arguments.push_back("--worker-of");
     arguments.push_back(std::to_string(::getpid()));
