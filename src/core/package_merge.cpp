@@ -46,6 +46,7 @@ Result<MergeReport> merge_packages_reporting(const std::vector<std::string>& inp
   std::string db;
   std::map<CacheKey, std::size_t> seen;  // -> its index in entries
   std::set<std::string> compilers;
+  std::set<std::string> features;
   std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> entries;
   MergeReport report;
   for (const auto& path : inputs) {
@@ -70,6 +71,7 @@ Result<MergeReport> merge_packages_reporting(const std::vector<std::string>& inp
     }
     for (const auto& [name, value] : (*kdb)->metadata()) {
       if (name == "compiler") compilers.insert(value);
+      if (name == "features") features.insert(value);
     }
     for (const auto& slot : (*kdb)->slots()) {
       auto bytes = (*kdb)->read(slot);
@@ -92,7 +94,7 @@ Result<MergeReport> merge_packages_reporting(const std::vector<std::string>& inp
       entries.emplace_back(slot.key, std::vector<std::uint8_t>(span.begin(), span.end()));
     }
   }
-  const Fields metadata = package_metadata(db, compilers, env.now_unix());
+  const Fields metadata = package_metadata(db, compilers, features, env.now_unix());
   if (Status s = write_kdb(env, output, entries, metadata, *signer ? &**signer : nullptr);
       !s.is_ok()) {
     return s;

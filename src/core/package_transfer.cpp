@@ -26,6 +26,7 @@ Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_vie
   std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>> encoded;
   // Each compiler the entries were compiled by, once, as its key fields say.
   std::set<std::string> compilers;
+  std::set<std::string> features;
   for (const auto& entry : *entries) {
     auto bytes = encode_entry(entry, Compression::kNone);
     if (!bytes) return bytes.status();
@@ -33,8 +34,9 @@ Result<std::uint64_t> export_user_db(const Tier& user, Env& env, std::string_vie
     if (std::string compiler = compiler_of_material(entry.material); !compiler.empty()) {
       compilers.insert(std::move(compiler));
     }
+    features.insert(features_of_material(entry.material));
   }
-  const Fields metadata = package_metadata(std::string(db), compilers, env.now_unix());
+  const Fields metadata = package_metadata(std::string(db), compilers, features, env.now_unix());
   if (Status s = write_kdb(env, output_path, encoded, metadata, *signer ? &**signer : nullptr);
       !s.is_ok()) {
     return s;

@@ -288,6 +288,19 @@ KCACHE_MAX_ENTRIES=1 KCACHE_MAX_SIZE=1 run "${pack_args[@]/"$T/pkg/gfx906_60.kdb
 expect_rc 1
 expect_contains "limits do not cut a pack" "packed 3 kernels for gfx906_60 into $T/pkg/limited.kdb (3 compiled" "$OUT"
 
+# A target's features are no part of its db's name: the package says them
+# (it serves requests for gfx906_60:xnack- alone).
+mkdir -p "$T/features"
+KCACHE_RECORD="$T/features/m.jsonl" KCACHE_CUSTOM_CACHE_DIR="$T/features/c" \
+  run compile "${CP_ARGS[@]}" --source "$T/src/add.cl" --target "gfx906_60:xnack-"
+expect_rc 0
+run pack --manifest "$T/features/m.jsonl" --target "gfx906_60:xnack-" --output "$T/features/gfx906_60.kdb"
+expect_rc 0
+run info "$T/features/gfx906_60.kdb"
+expect_contains "info says the target's features" "target        gfx906_60:xnack-" "$OUT"
+run info "$T/features/gfx906_60.kdb" --json
+expect_contains "and in JSON" '"features": [' "$OUT"
+
 run pack --manifest "$T/mixed.jsonl" --target gfx906_60 --output "$T/pkg/mixed.kdb"
 expect_rc 1
 expect_contains "the command line is packed" "packed 1 kernel for gfx906_60" "$OUT"

@@ -112,6 +112,27 @@ std::vector<std::string> installed_package_names(const std::string& folder,
   return names;
 }
 
+// The target features its kernels were compiled for (the db names the
+// arch alone): "xnack-" for gfx90a:xnack-.
+std::vector<std::string> features_of(const PackageInfo& info) {
+  std::vector<std::string> features;
+  for (const auto& [name, value] : info.metadata) {
+    if (name == "features") features.push_back(value);
+  }
+  return features;
+}
+
+// Its target as a request names it: "gfx90a:xnack-", or the db and its
+// features when they are several.
+std::string target_text(const PackageInfo& info) {
+  const auto features = features_of(info);
+  if (features.empty()) return db_of(info);
+  if (features.size() == 1) return db_of(info) + ":" + features[0];
+  std::string list;
+  for (const auto& one : features) list += (list.empty() ? "" : ", ") + one;
+  return db_of(info) + " (features " + list + ")";
+}
+
 nlohmann::json package_json(const PackageInfo& info) {
   nlohmann::json metadata = nlohmann::json::object();
   for (const auto& [name, value] : info.metadata) {
@@ -124,6 +145,7 @@ nlohmann::json package_json(const PackageInfo& info) {
   return {{"path", info.path},
           {"format", info.format_version},
           {"target", db_of(info)},
+          {"features", features_of(info)},
           {"kernels", info.kernels},
           {"metadata", metadata},
           {"signer", info.signer},
@@ -308,7 +330,7 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     };
     std::cout << shown(info->path) << "\n"
               << row("format") << info->format_version << "\n"
-              << row("target") << shown(db_of(*info)) << "\n"
+              << row("target") << shown(target_text(*info)) << "\n"
               << row("kernels") << info->kernels << "\n";
     for (const auto& [name, value] : info->metadata) {
       std::cout << row(shown(name)) << (name == "created" ? date_of(value) : shown(value)) << "\n";
