@@ -288,6 +288,18 @@ KCACHE_MAX_ENTRIES=1 KCACHE_MAX_SIZE=1 run "${pack_args[@]/"$T/pkg/gfx906_60.kdb
 expect_rc 1
 expect_contains "limits do not cut a pack" "packed 3 kernels for gfx906_60 into $T/pkg/limited.kdb (3 compiled" "$OUT"
 
+# A file at --output that is not a package is not replaced (a mistyped
+# name); a pack that packs nothing says that an earlier package stays.
+printf 'my notes\n' >"$T/pkg/notes.txt"
+run "${pack_args[@]/"$T/pkg/gfx906_60.kdb"/"$T/pkg/notes.txt"}"
+expect_rc 1
+expect_contains "not a package: not replaced" "is a file that is not a kcache package; kcache does not replace it" "$ERR"
+expect_eq "the notes stay" "my notes" "$(cat "$T/pkg/notes.txt")"
+head -n 1 "$T/m.jsonl" | sed 's/cp {in} {out}/false {in} {out}/' >"$T/fails.jsonl"
+run pack --manifest "$T/fails.jsonl" --target gfx906_60 --output "$T/pkg/gfx906_60.kdb"
+expect_rc 1
+expect_contains "an earlier package stays, said" "no package written ($T/pkg/gfx906_60.kdb is an earlier pack's, left as it was)" "$ERR"
+
 # A target's features are no part of its db's name: the package says them
 # (it serves requests for gfx906_60:xnack- alone).
 mkdir -p "$T/features"

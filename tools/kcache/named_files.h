@@ -66,6 +66,11 @@ Status write_output_file(
     bool sync = false, mode_t mode = 0,
     const std::function<Status(const std::string& temporary)>& before_rename = nullptr);
 
+// check_output_path for a package to be written at `path`: a file there
+// must be a package (or empty) for it to be replaced, so that a mistyped
+// --output never destroys another file ("KCACHEDB", formats.md §2).
+Status check_package_output(const std::string& path, const std::string& what);
+
 // Makes the folder `path` and the missing folders above it, each with
 // `mode` whatever the umask (a system folder made under umask 0 must not
 // be one that others can write: the system tier would refuse what is in

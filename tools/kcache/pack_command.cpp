@@ -223,7 +223,7 @@ void say_how_to_resume(const std::string& work) {
 // compile: not a link or other non-file, its folder made (as the work
 // folder is) and taking a new file. 0, or the exit status, said.
 int check_package_path(const std::string& output) {
-  if (Status s = check_output_path(output, "--output " + output); !s.is_ok()) {
+  if (Status s = check_package_output(output, "--output " + output); !s.is_ok()) {
     return report_failure(s.message());
   }
   // Made 0755 whatever the umask: the work folder goes beside the package
@@ -458,9 +458,13 @@ int run_pack(const PackArgs& args) {
     // Said apart, for a build that may skip a package whose compiler is
     // not on this machine (KcacheRunPack.cmake's OPTIONAL), and only then.
     const bool no_compiler = tally.no_compiler > 0 && tally.no_compiler == tally.failures;
-    return report_failure(std::string("no kernel could be packed") +
-                          (no_compiler ? ": the compiler of its lines cannot start here" : "") +
-                          "; no package written");
+    std::error_code error;
+    const bool earlier = std::filesystem::exists(args.output, error);
+    return report_failure(
+        std::string("no kernel could be packed") +
+        (no_compiler ? ": the compiler of its lines cannot start here" : "") +
+        "; no package written" +
+        (earlier ? " (" + args.output + " is an earlier pack's, left as it was)" : ""));
   }
   if (tally.dbs.size() > 1) {
     return report_failure("the kernels went to " + std::to_string(tally.dbs.size()) +

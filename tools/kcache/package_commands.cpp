@@ -192,7 +192,7 @@ int run_import(const std::vector<std::string>& packages) {
 
 int run_merge(const std::vector<std::string>& packages, const std::string& output,
               const std::string& sign) {
-  if (Status s = check_output_path(output, "--output " + output); !s.is_ok()) {
+  if (Status s = check_package_output(output, "--output " + output); !s.is_ok()) {
     return report_failure(s.message());
   }
   if (!sign.empty()) {
