@@ -428,7 +428,7 @@ int run_pack(const PackArgs& args) {
     if (first_done < 0 && outcome.kind == Outcome::Kind::kCompiled) {
       first_done = seconds_since(compiling);  // a kernel taken from the work folder is not one
     }
-    progress.done(line, said);
+    progress.done(line, said, outcome.kind != Outcome::Kind::kReused);
   };
   if (jobs > 0) {
     // Jobs are processes (pack_workers.h): the same command, as workers;

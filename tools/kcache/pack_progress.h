@@ -28,7 +28,13 @@ inline std::string duration_text(double seconds) {
 class Progress {
  public:
   explicit Progress(std::size_t total)
-      : total_(total), tty_(::isatty(2) == 1), start_(std::chrono::steady_clock::now()) {}
+      : total_(total), tty_(::isatty(2) == 1), start_(std::chrono::steady_clock::now()) {
+    // On a terminal, the count from the start: a first compile may take a
+    // while.
+    if (tty_ && total_ > 0) {
+      std::cerr << "pack: 0/" << total_ << " kernels, ETA ?" << "\033[K" << std::flush;
+    }
+  }
 
   // A line of its own between progress lines (on a terminal the progress
   // line is cleared for it, and drawn again by the next done()).
@@ -37,12 +43,16 @@ class Progress {
     std::cerr << (tty_ ? "\r\033[K" : "") << text << "\n" << std::flush;
   }
 
-  void done(const Line& line, const std::string& outcome) {
+  // `compiled`: the line was compiled, or failed to (not found in the work
+  // folder): the rate and the ETA count those alone, so that a resumed
+  // pack's kernels already there do not make it look fast.
+  void done(const Line& line, const std::string& outcome, bool compiled) {
     std::lock_guard lock(mutex_);
     ++done_;
+    if (compiled) ++compiled_;
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
+    const double rate = elapsed > 0 ? static_cast<double>(compiled_) / elapsed : 0;
     const double eta = rate > 0 ? static_cast<double>(total_ - done_) / rate : -1;
     char head[96];
     std::snprintf(head, sizeof head, "pack: %zu/%zu kernels, %.1f/s, ETA %s", done_, total_, rate,
@@ -61,6 +71,7 @@ class Progress {
   const bool tty_;
   const std::chrono::steady_clock::time_point start_;
   std::size_t done_ = 0;
+  std::size_t compiled_ = 0;
 };
 
 }  // namespace kcache::tool
