@@ -134,12 +134,24 @@ Result<Ed25519SecretKey> read_secret_key(const std::string& path, const Env& env
 Status write_key_pair(const std::string& path, const Ed25519KeyPair& pair, bool overwrite,
                       Env& env) {
   const std::string public_path = path + ".pub";
-  if (!overwrite) {
-    for (const std::string& p : {path, public_path}) {
-      if (env.exists(p)) {
-        return Status::invalid_argument(p + " exists; give --force to replace it");
-      }
+  // Both looked at before either is written: a pair is never left half
+  // replaced (a folder where the .pub goes failed only after the private
+  // key was). What is there is looked at itself, not through a link.
+  for (const std::string& p : {path, public_path}) {
+    auto there = env.file_info(p);
+    if (!there) {
+      if (there.status().code() == StatusCode::kNotFound) continue;
+      return there.status();
     }
+    if (there->type != FileType::kRegular) {
+      return Status::invalid_argument(
+          p + " is " +
+          (there->type == FileType::kDirectory ? "a folder"
+           : there->type == FileType::kSymlink ? "a symbolic link"
+                                               : "not a regular file") +
+          "; a key is written only as a file of its own (name another path)");
+    }
+    if (!overwrite) return Status::invalid_argument(p + " exists; give --force to replace it");
   }
   const std::string id = key_id(pair.public_key);
   if (Status s = env.write_file_atomic(path, line_of(kSecretTag, pair.secret_key, ""),

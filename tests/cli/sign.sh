@@ -18,6 +18,21 @@ expect_eq "private key mode" 600 "$(stat -c %a "$T/keys/release")"
 run keygen --output "$T/keys/release"
 expect_rc 1
 expect_contains "keygen keeps a key" "exists; give --force to replace it" "$ERR"
+# A pair is never left half replaced: what is in the way of either half
+# is found before either is written; a link is not written through.
+cp "$T/keys/release" "$T/keys/release.before"
+mkdir -p "$T/keys/blocked" "$T/keys/blocked/k.pub"
+cp "$T/keys/release" "$T/keys/blocked/k"
+run keygen --output "$T/keys/blocked/k" --force
+expect_rc 1
+expect_contains "a folder in the .pub's place" "k.pub is a folder" "$ERR"
+cmp -s "$T/keys/blocked/k" "$T/keys/release.before" || fail "keygen replaced the private key of a pair it could not write"
+ln -s "$T/keys/nowhere" "$T/keys/link"
+run keygen --output "$T/keys/link"
+expect_rc 1
+expect_contains "a link in the key's place" "is a symbolic link" "$ERR"
+[[ ! -e "$T/keys/nowhere" ]] || fail "keygen wrote through a link"
+rm -r "$T/keys/blocked" "$T/keys/link" "$T/keys/release.before"
 run keygen --output ""
 expect_rc 2
 expect_contains "keygen: an empty --output" "--output is empty" "$ERR"
