@@ -90,6 +90,11 @@ data = bytearray(open(sys.argv[1], "rb").read())
 data[64 + 100] ^= 0x20
 open(sys.argv[2], "wb").write(data)
 PY
+run info "$T/damaged.kdb"
+expect_rc 0
+expect_contains "info reads the entries" "entries       its one entry fails its checks (never served" "$OUT"
+run info "$good"
+expect_contains "info of a sound package" "entries       all pass their checks" "$OUT"
 before="$(snapshot "$T/prefix")"
 run install "$T/damaged.kdb" --prefix "$T/prefix"
 expect_rc 1

@@ -314,15 +314,27 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
   int status = 0;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& path : packages) {
-    auto info = read_package_info(path, /*check_entries=*/false, *keys);
+    // Its entries read too: what it says of itself is not all (an entry
+    // altered after signing refuses a signed package under trusted keys).
+    auto info = read_package_info(path, /*check_entries=*/true, *keys);
     if (!info) {
       status = report_failure(about(path, info.status().message()));
       // In JSON too: one object for each package named, in their order.
       if (json) out.push_back({{"path", path}, {"error", info.status().message()}});
       continue;
     }
+    const bool altered = !keys->empty() && !info->signer.empty() && info->bad_entries > 0;
+    const std::string refusal =
+        !info->refusal.empty()
+            ? info->refusal
+            : (altered ? "an entry is not the one it was signed with: altered after it was signed"
+                       : "");
     if (json) {
-      out.push_back(package_json(*info));
+      nlohmann::json one = package_json(*info);
+      one["bad_entries"] = info->bad_entries;
+      one["trusted"] = refusal.empty();
+      one["untrusted_reason"] = refusal;
+      out.push_back(std::move(one));
       continue;
     }
     auto row = [](const std::string& name) {
@@ -335,11 +347,15 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     for (const auto& [name, value] : info->metadata) {
       std::cout << row(shown(name)) << (name == "created" ? date_of(value) : shown(value)) << "\n";
     }
-    std::cout << row("signed") << signature_text(*info) << "\n"
+    std::cout << row("entries")
+              << (info->bad_entries == 0
+                      ? "all pass their checks"
+                      : failing_entries(info->bad_entries, info->kernels) +
+                            " (never served; 'kcache verify " + shown(path) + "' names them)")
+              << "\n"
+              << row("signed") << signature_text(*info) << "\n"
               << row("trusted")
-              << (info->refusal.empty()
-                      ? "yes"
-                      : "no: " + info->refusal + " (the system tier will not use it)")
+              << (refusal.empty() ? "yes" : "no: " + refusal + " (the system tier will not use it)")
               << "\n";
   }
   if (json) std::cout << json_text(out, 2) << "\n";
