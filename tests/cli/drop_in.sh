@@ -77,4 +77,8 @@ for bad in .hidden a/b "" "x y"; do
   expect_rc 2
 done
 expect_eq "nothing else was installed" "liba.kdb libb.kdb" "$(ls "$T/sys/gfx906_60.kdb.d" | tr '\n' ' ' | sed 's/ $//')"
+# Installed again under a name in use: said, since it replaces that one.
+run install "$good" --name liba
+expect_rc 0
+expect_contains "a replaced package is said" "liba.kdb (1 kernel; it replaces the package that was there)" "$OUT"
 echo "PASS [$TEST_NAME]"

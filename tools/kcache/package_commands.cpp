@@ -75,6 +75,8 @@ int install_one(const std::string& path, const std::string& folder, const std::s
   if (!bytes) return report_failure(bytes.status().message());
   const std::string target = (into / ((drop_in.empty() ? db : drop_in) + ".kdb")).string();
   remove_abandoned_outputs(target);  // an install killed midway left its copy
+  std::error_code error;
+  const bool replacing = std::filesystem::exists(target, error);
   std::uint64_t kernels = info->kernels;
   auto check_copy = [&](const std::string& copy) {
     auto copied = read_package_info(copy, /*check_entries=*/true, trusted_keys);
@@ -94,7 +96,10 @@ int install_one(const std::string& path, const std::string& folder, const std::s
       !s.is_ok()) {
     return report_failure(s.message());
   }
-  std::cout << "installed " << target << " (" << counted(kernels, "kernel") << ")\n";
+  // Said, since a target has one such package (two libraries' packages
+  // go side by side with --name).
+  std::cout << "installed " << target << " (" << counted(kernels, "kernel")
+            << (replacing ? "; it replaces the package that was there" : "") << ")\n";
   warn_if_others_could_write(*info, trusted_keys);
   // In place, but refused where it lies (ssh's StrictModes): not what was
   // asked, so not a success. It is left there: with the folder mended (or
@@ -197,6 +202,12 @@ int run_merge(const std::vector<std::string>& packages, const std::string& outpu
   }
   if (!sign.empty()) {
     if (int bad = check_key_option("--sign", sign); bad != 0) return bad;
+  }
+  // Its folder is made, as pack makes its package's.
+  if (const auto folder = std::filesystem::path(output).parent_path(); !folder.empty()) {
+    if (Status s = make_folders(folder.string(), 0755); !s.is_ok()) {
+      return report_failure("--output: " + s.message());
+    }
   }
   auto report = merge_packages_reporting(packages, output, sign);
   if (!report) return report_failure(report.status().message() + "; nothing written");
