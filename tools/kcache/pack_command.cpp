@@ -414,8 +414,16 @@ int run_pack(const PackArgs& args) {
   const std::size_t from_user =
       args.from_cache ? take_from_user_cache(lines, config, compilers, **cache, work) : 0;
 
-  const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(
-      args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency()), lines.size()));
+  // Each job is a process with a compiler in it (tens to hundreds of MB):
+  // more than a few per core only costs memory.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  unsigned asked = args.jobs > 0 ? args.jobs : cores;
+  if (asked > 4 * cores) {
+    std::cerr << "kcache: note: --jobs " << asked << " is more than 4 a core; " << 4 * cores
+              << " jobs run\n";
+    asked = 4 * cores;
+  }
+  const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(asked, lines.size()));
   Progress progress(lines.size());
   const auto compiling = std::chrono::steady_clock::now();
   double first_done = -1;  // seconds from the compiles' start to the first one's end
@@ -538,7 +546,7 @@ Runner add_pack_command(CLI::App& app) {
                   "Folder of the pack's own cache, kept to resume (default: <output>.pack)")
       ->check(names_a_path());
   cmd->add_option("--jobs,-j", args->jobs,
-                  "Kernels compiled at once (default, or 0: one per core)");
+                  "Kernels compiled at once (default, or 0: one per core; at most 4 a core)");
   cmd->add_option("--backend", args->backend, "Only the manifest's kernels of this backend")
       ->check(CLI::IsMember(compiler_backends()));
   add_compiler_flags(cmd, args->compiler, " (default: the recorded one)");
