@@ -25,7 +25,8 @@ std::string PackTally::record(const Outcome& outcome, const Line& line) {
   keyed_anew += outcome.keyed_anew ? 1 : 0;
   const bool was_compiled = outcome.kind == Outcome::Kind::kCompiled;
   (was_compiled ? compiled : reused) += 1;
-  return was_compiled ? "compiled" : "already packed";
+  // Built before: by an interrupted pack, or taken from the user cache.
+  return was_compiled ? "compiled" : "already built";
 }
 
 }  // namespace kcache::tool
