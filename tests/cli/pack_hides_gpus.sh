@@ -113,4 +113,11 @@ for jobs in 1 2; do
   expect_rc 0
   expect_contains "a relative --nvrtc-library, --jobs $jobs" "packed 6 kernels for sm_80" "$OUT"
 done
+
+# An arch named like one that this NVRTC does not support is a usage error
+# before anything is made (it failed in every worker, leaving a .pack).
+run pack --manifest "$T/m.jsonl" --target sm_9000 --output "$T/s9/sm_9000.kdb"
+expect_rc 2
+expect_contains "NVRTC's own list" "this NVRTC cannot compile for sm_9000; it supports" "$ERR"
+[[ ! -e "$T/s9" ]] || fail "a pack for an arch NVRTC lacks made $(ls -A "$T/s9")"
 pass

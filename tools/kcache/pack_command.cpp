@@ -94,19 +94,23 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
   return compiler.get();
 }
 
-// Why the device cannot take the lines' target, when every line is
-// OpenCL's: its runtime compiles for this machine's device alone, which
-// only it can name (target_misfit tells NVRTC's and hipRTC's misfits by
-// the name, loading nothing). Asked once, so that such a pack is a usage
-// error before any folder is made or worker started; nullopt when it
-// fits, when the runtime cannot say (the workers then say why), or when
-// other backends' lines may fit (a misfit line then fails with this
-// reason in its worker).
-std::optional<std::string> opencl_device_misfit(const std::vector<Line>& lines,
-                                                const CompilerConfig& config,
-                                                Compilers& compilers) {
-  if (lines.empty() || std::any_of(lines.begin(), lines.end(),
-                                   [](const Line& l) { return l.backend != "opencl"; })) {
+// Why the runtime cannot take the lines' target, when every line is
+// OpenCL's or every line is NVRTC's: OpenCL compiles for this machine's
+// device alone, which only its runtime names, and an NVRTC knows the
+// archs it supports (sm_9000 is named like one; target_misfit tells an
+// AMD arch for NVRTC and such by the name, loading nothing). Asked once,
+// so that such a pack is a usage error before any folder is made or
+// worker started; nullopt when it fits, when the runtime cannot say (the
+// workers then say why), or when other backends' lines may fit (a misfit
+// line then fails with this reason in its worker). hipRTC is not asked
+// here (it may abort its process on some archs: its worker is).
+std::optional<std::string> runtime_misfit(const std::vector<Line>& lines,
+                                          const CompilerConfig& config, Compilers& compilers) {
+  if (lines.empty()) return std::nullopt;
+  const std::string& backend = lines.front().backend;
+  if ((backend != "opencl" && backend != "nvrtc") ||
+      std::any_of(lines.begin(), lines.end(),
+                  [&](const Line& l) { return l.backend != backend; })) {
     return std::nullopt;
   }
   auto compiler = compiler_for(lines.front(), config, compilers);
@@ -345,7 +349,7 @@ int run_pack(const PackArgs& args) {
   // This process's compilers, each made once: the target's check, the
   // user cache's keys (--from-cache) and the compiles reuse them.
   Compilers compilers;
-  if (auto misfit = worker ? std::nullopt : opencl_device_misfit(lines, config, compilers)) {
+  if (auto misfit = worker ? std::nullopt : runtime_misfit(lines, config, compilers)) {
     return no_line_fits(*misfit);
   }
   // The package's path is the parent's to check (a worker writes none).
