@@ -29,6 +29,29 @@ TEST(PackageFitTest, ThePackageOfThisCompilerAndDatabaseFits) {
   EXPECT_EQ(unfit_reason({}, "cpu_4", kMine), std::nullopt);
 }
 
+// A command's identity ends its id with the name its input is given: a
+// package of other sources by the same command and compiler fits (the
+// request's key then simply misses); another command or version does not.
+TEST(PackageFitTest, ACommandThatCompiledOtherSourcesIsTheSameToolchain) {
+  const CompilerIdentity here{"command", "g1 | gcc -c {in} -o {out} | h.c", "id:g1"};
+  EXPECT_EQ(unfit_reason(packed_for("cpu_4", {"command | g1 | gcc -c {in} -o {out} | f.c | id:g1"}),
+                         "cpu_4", here),
+            std::nullopt);
+  EXPECT_TRUE(unfit_reason(packed_for("cpu_4", {"command | g1 | gcc -O2 -c {in} -o {out} | f.c | "
+                                                "id:g1"}),
+                           "cpu_4", here)
+                  .has_value());
+  EXPECT_TRUE(
+      unfit_reason(packed_for("cpu_4", {"command | g1 | gcc -c {in} -o {out} | f.c | id:g2"}),
+                   "cpu_4", here)
+          .has_value());
+  // What is between must be one name, not more of a command line.
+  EXPECT_TRUE(unfit_reason(packed_for("cpu_4", {"command | g1 | gcc -c {in} -o {out} | x | f.c | "
+                                                "id:g1"}),
+                           "cpu_4", here)
+                  .has_value());
+}
+
 TEST(PackageFitTest, EachMismatchIsSaid) {
   auto other_build = unfit_reason(
       packed_for("cpu_4", {"opencl | PoCL | cpu | 3.1 | build sha256:bb"}), "cpu_4", kMine);

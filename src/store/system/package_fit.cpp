@@ -43,6 +43,25 @@ std::string first_difference(std::string_view theirs, std::string_view mine) {
   return "packed with '" + part(theirs) + "', here '" + part(mine) + "'";
 }
 
+// Whether `listed` names `compiler` but for the name its input file is
+// given (a command's identity ends its id with it: "<id> | <command> |
+// x.cl"): the same toolchain, that compiled other sources. Its keys are
+// another request's, so a miss is silent, not "another toolchain".
+bool same_command_but_input(std::string_view listed, const CompilerIdentity& compiler) {
+  constexpr std::string_view kBar = " | ";
+  const auto last = compiler.id.rfind(kBar);
+  if (compiler.backend != "command" || last == std::string::npos) return false;
+  const std::string head = compiler.backend + std::string(kBar) + compiler.id.substr(0, last + 3);
+  const std::string tail = std::string(kBar) + compiler.version;
+  if (listed.size() < head.size() + tail.size() || !listed.starts_with(head) ||
+      !listed.ends_with(tail)) {
+    return false;
+  }
+  const std::string_view input =
+      listed.substr(head.size(), listed.size() - head.size() - tail.size());
+  return !input.empty() && input.find(kBar) == std::string_view::npos;
+}
+
 }  // namespace
 
 std::string identity_text(const CompilerIdentity& compiler) {
@@ -73,7 +92,7 @@ std::optional<std::string> unfit_reason(const Fields& metadata, std::string_view
   const std::string mine = identity_text(compiler);
   std::optional<std::string_view> same_backend;
   for (std::string_view listed : compilers) {
-    if (listed == mine) return std::nullopt;
+    if (listed == mine || same_command_but_input(listed, compiler)) return std::nullopt;
     if (!same_backend && listed.starts_with(compiler.backend + " | ")) same_backend = listed;
   }
   if (!same_backend) {
