@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -666,6 +667,53 @@ TEST(SystemTierTest, APackageOfAnotherToolchainBesideOneThatServesIsNotWarnedOf)
   ASSERT_EQ(captured.lines.size(), 2u);
   EXPECT_NE(captured.lines[0].find("lib1.kdb is not used for this compiler"), std::string::npos);
   EXPECT_NE(captured.lines[1].find("lib2.kdb is not used for this compiler"), std::string::npos);
+}
+
+// A drop-in folder others can write refuses every package in it: said
+// once, as the folder, not once per package.
+TEST(SystemTierTest, ADropInFolderOthersCanWriteIsSaidOnce) {
+  TempFolder dir;
+  std::filesystem::create_directories(dir / "sm_76.kdb.d");
+  for (const char* name : {"a", "b", "c"}) {
+    write_package(dir / "sm_76.kdb.d/" + name + ".kdb", {entry_named(name)});
+  }
+  ASSERT_EQ(::chmod((dir / "sm_76.kdb.d").c_str(), 0777), 0);
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  for (const char* name : {"a", "b", "c"}) {
+    EXPECT_FALSE(tier->get({"sm_76", "sm_76"}, entry_named(name).key)->has_value());
+  }
+  ASSERT_EQ(captured.lines.size(), 1u);
+  EXPECT_NE(captured.lines[0].find("(folder " + dir / "sm_76.kdb.d" +
+                                   " is writable by others (mode 0777)); fix the owner or mode, "
+                                   "or remove it (as is any other package beneath that folder)"),
+            std::string::npos)
+      << captured.lines[0];
+}
+
+// A folder of more drop-ins than a target has libraries: the first 64 in
+// name order are used (each is held open for the process), said once.
+TEST(SystemTierTest, AtMost64DropInsAreUsed) {
+  TempFolder dir;
+  std::filesystem::create_directories(dir / "sm_77.kdb.d");
+  for (int i = 0; i < 66; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "p%03d", i);
+    write_package(dir / "sm_77.kdb.d/" + name + ".kdb", {entry_named(name)});
+  }
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events);
+  EXPECT_TRUE(tier->get({"sm_77", "sm_77"}, entry_named("p000").key)->has_value());
+  EXPECT_TRUE(tier->get({"sm_77", "sm_77"}, entry_named("p063").key)->has_value());
+  EXPECT_FALSE(tier->get({"sm_77", "sm_77"}, entry_named("p064").key)->has_value());
+  ASSERT_EQ(captured.lines.size(), 1u);
+  EXPECT_NE(captured.lines[0].find("holds 66 packages; the first 64 in name order are used"),
+            std::string::npos)
+      << captured.lines[0];
 }
 
 // A drop-in replaced while in use (renamed over, as kcache install does)

@@ -15,8 +15,10 @@
 namespace kcache {
 namespace {
 
-// A database's drop-in packages lie in "<db>.kdb.d" beside "<db>.kdb".
+// A database's drop-in packages lie in "<db>.kdb.d" beside "<db>.kdb";
+// at most this many are used (a few libraries' packages for one target).
 constexpr std::string_view kDropInSuffix = ".kdb.d";
+constexpr std::size_t kMostDropIns = 64;
 // Packages are read-only here: verify names the problem, --repair leaves it.
 constexpr const char* kNotRepaired = " (a read-only package: reinstall or remove it)";
 // Why a package is refused, in the words of its warning and of verify.
@@ -391,6 +393,20 @@ class SystemTier final : public Tier {
     return keys_;
   }
 
+  // Says once that the package at `path` is refused for `reason`: once
+  // per folder when a folder is the reason (every package beneath it is
+  // refused alike: a drop-in folder others can write holds many).
+  void warn_untrusted(const std::string& path, const std::string& reason) const {
+    if (reason.starts_with("folder ")) {
+      log_.warn_once("SystemDb:untrusted:" + reason, "SystemDb",
+                     "System database file " + path + " is " + untrusted_text(reason) +
+                         " (as is any other package beneath that folder)");
+      return;
+    }
+    log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
+                   "System database file " + path + " is " + untrusted_text(reason));
+  }
+
   // The packages of `db`, opened once per process (again after one of
   // them changed), mutex_ held.
   std::shared_ptr<const Shelf> shelf_locked(const std::string& db) {
@@ -401,8 +417,18 @@ class SystemTier final : public Tier {
     shelf->packages.push_back(open_package(folder_ + "/" + db + ".kdb"));
     const std::string drop_ins = folder_ + "/" + db + std::string(kDropInSuffix);
     if (auto names = drop_in_names(drop_ins)) {
-      for (const auto& name : *names)
+      // Each is held open (and mapped) for the process: a bound, so that a
+      // folder of hundreds cannot take the program's descriptors.
+      if (names->size() > kMostDropIns) {
+        log_.warn_once("SystemDb:many:" + drop_ins, "SystemDb",
+                       "System database drop-in folder " + drop_ins + " holds " +
+                           std::to_string(names->size()) + " packages; the first " +
+                           std::to_string(kMostDropIns) + " in name order are used");
+        names->resize(kMostDropIns);
+      }
+      for (const auto& name : *names) {
         shelf->packages.push_back(open_package(drop_ins + "/" + name));
+      }
     } else if (env_.list_dir(folder_)) {  // else the folder was said as one
       // There, but its packages cannot be told apart: said once, and the
       // database is not "missing".
@@ -427,8 +453,7 @@ class SystemTier final : public Tier {
     const auto owner_problem = untrusted_reason(path, env_);
     if (owner_problem && !keys.configured()) {
       kept.present = true;  // refused, not missing: no second warning
-      log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
-                     "System database file " + path + " is " + untrusted_text(*owner_problem));
+      warn_untrusted(path, *owner_problem);
       return made;
     }
     auto opened = KdbReader::open(path, env_);
@@ -438,8 +463,7 @@ class SystemTier final : public Tier {
     const auto opened_problem = opened ? owner_problem_of_opened(path, **opened) : owner_problem;
     if (opened && opened_problem && !keys.configured()) {
       kept.present = true;
-      log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
-                     "System database file " + path + " is " + untrusted_text(*opened_problem));
+      warn_untrusted(path, *opened_problem);
       return made;
     }
     // Without keys, a package that says it is signed is still held to its
