@@ -71,8 +71,27 @@ run verify "$T/sys/gfx90a.kdb.d/moved.kdb"
 expect_rc 1
 rm -r "$T/sys/gfx90a.kdb.d"
 
+# One drop-in name holds one package a database: two of one database
+# under one --name is a usage error (the second replaced the first).
+run install "$good" "$other" --name both
+expect_rc 2
+expect_contains "two packages, one name" "are both packages of gfx906_60, and one drop-in name holds one" "$ERR"
+[[ ! -e "$T/sys/gfx906_60.kdb.d/both.kdb" ]] || fail "install --name both installed one of two"
+
+# A drop-in folder whose packages cannot be listed: info names it.
+mkdir -p "$T/sys2"
+printf 'not a folder' >"$T/sys2/gfx90a.kdb.d"
+KCACHE_SYSTEM_DB_PATH="$T/sys2" run info
+expect_contains "info names a drop-in folder that is not one" "gfx90a.kdb.d: does not apply: a drop-in folder that is not a folder" "$OUT"
+KCACHE_SYSTEM_DB_PATH="$T/sys2" run info --json
+python3 - "$OUT" <<'PY' || fail "info --json of a drop-in folder that is not one: $OUT"
+import json, sys
+(one,) = json.loads(sys.argv[1])["packages"]
+assert one["db"] == "gfx90a" and one["applies"] is False and "not a folder" in one["why_not"], one
+PY
+
 # A drop-in's name is a plain file name.
-for bad in .hidden a/b "" "x y"; do
+for bad in .hidden a/b "" "x y" -rf "$(printf 'n%.0s' {1..201})"; do
   run install "$good" --name "$bad"
   expect_rc 2
 done

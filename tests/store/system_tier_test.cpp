@@ -622,9 +622,9 @@ TEST(SystemTierTest, ADropInIsTrustedAndFittedAsAPackageIs) {
                                    " is not used: another user could have written it"),
             std::string::npos)
       << captured.lines[0];
-  EXPECT_NE(
-      captured.lines[1].find(dir / "sm_72.kdb.d/moved.kdb" + " is not used for this compiler"),
-      std::string::npos)
+  EXPECT_NE(captured.lines[1].find(dir / "sm_72.kdb.d/moved.kdb" +
+                                   " is not used: it holds kernels for sm_90"),
+            std::string::npos)
       << captured.lines[1];
   VerifyReport report;
   ASSERT_TRUE(tier->verify(false, report).is_ok());

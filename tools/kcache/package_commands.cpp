@@ -8,6 +8,7 @@
 #include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <system_error>
 
@@ -118,11 +119,13 @@ int install_one(const std::string& path, const std::string& folder, const std::s
 }
 
 // A drop-in's name as --name gives it: letters, digits, '.', '_', '+', '-',
-// not starting with '.' (an install's temporary); ".kdb" is added.
+// not starting with '.' (an install's temporary) or '-' (an option, to a
+// shell), at most 200; ".kdb" is added.
 std::optional<std::string> drop_in_name(const std::optional<std::string>& name) {
   if (!name) return std::string();
   std::string plain = name->ends_with(".kdb") ? name->substr(0, name->size() - 4) : *name;
-  const bool fits = !plain.empty() && plain[0] != '.' &&
+  // At most 200, as a db name: its install's temporary name is longer.
+  const bool fits = !plain.empty() && plain.size() <= 200 && plain[0] != '.' && plain[0] != '-' &&
                     std::all_of(plain.begin(), plain.end(), [](unsigned char c) {
                       return std::isalnum(c) || c == '.' || c == '_' || c == '+' || c == '-';
                     });
@@ -141,8 +144,24 @@ int run_install(const std::vector<std::string>& packages, const std::optional<st
   if (!drop_in) {
     std::cerr << "kcache: --name '" << *name
               << "' is not a drop-in's name: letters, digits, '.', '_', '+' and '-', not "
-                 "starting with '.' (e.g. --name mylib)\n";
+                 "starting with '.' or '-', at most 200 (e.g. --name mylib)\n";
     return 2;
+  }
+  // One name, one package a database: a second of the same database would
+  // replace the first at once.
+  if (!drop_in->empty()) {
+    std::map<std::string, std::string> first_of_db;
+    for (const auto& path : packages) {
+      auto info = read_package_info(path);
+      if (!info) continue;  // said when it is installed
+      auto [it, added] = first_of_db.try_emplace(db_of(*info), path);
+      if (!added) {
+        std::cerr << "kcache: --name " << *name << ": " << it->second << " and " << path
+                  << " are both packages of " << db_of(*info)
+                  << ", and one drop-in name holds one; install them with a --name each\n";
+        return 2;
+      }
+    }
   }
   std::string folder;
   const ResolvedConfig config = resolve_config(CacheOptions{});

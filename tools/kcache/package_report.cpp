@@ -89,19 +89,32 @@ bool in_folder(const std::string& path, const std::string& folder) {
 // order the system tier asks them for one database: "<db>.kdb", then
 // "<db>.kdb.d/<name>.kdb" in name order. `error` is set when the folder
 // cannot be listed.
-std::vector<std::string> installed_package_names(const std::string& folder,
-                                                 std::error_code& error) {
+// A drop-in folder whose packages cannot be listed is named itself
+// ("<db>.kdb.d"), with why in `folder_problems`.
+std::vector<std::string> installed_package_names(
+    const std::string& folder, std::error_code& error,
+    std::map<std::string, std::string>& folder_problems) {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();
     if (entry.path().extension() == ".kdb") names.push_back(name);
-    if (!name.ends_with(kDropIns)) continue;
+    if (!name.ends_with(kDropIns) || name.size() == kDropIns.size()) continue;
     std::error_code inner;
+    if (!std::filesystem::is_directory(entry.path(), inner)) {
+      names.push_back(name);
+      folder_problems[name] = "a drop-in folder that is not a folder; its packages are not used";
+      continue;
+    }
     for (const auto& drop_in : std::filesystem::directory_iterator(entry.path(), inner)) {
       const std::string file = drop_in.path().filename().string();
       if (file.ends_with(".kdb") && file.size() > 4 && !file.starts_with('.')) {
         names.push_back(name + "/" + file);
       }
+    }
+    if (inner) {
+      names.push_back(name);
+      folder_problems[name] = "a drop-in folder that cannot be read (" + inner.message() +
+                              "); its packages are not used";
     }
   }
   // By database, each database's own package ("x.kdb", a prefix of its
@@ -265,7 +278,8 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
 
 std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
   std::error_code error;
-  const std::vector<std::string> names = installed_package_names(folder, error);
+  std::map<std::string, std::string> folder_problems;
+  const std::vector<std::string> names = installed_package_names(folder, error, folder_problems);
   // Why none can be listed, when the folder itself is the reason.
   std::string problem;
   std::error_code kind_error;
@@ -285,6 +299,20 @@ std::string report_installed_packages(const std::string& folder, bool json, nloh
               << "\n";
   for (const auto& name : names) {
     const std::string path = folder + "/" + name;
+    if (auto bad = folder_problems.find(name); bad != folder_problems.end()) {
+      const std::string db = name.substr(0, name.size() - kDropIns.size());
+      if (json) {
+        out->push_back({{"path", path},
+                        {"db", db},
+                        {"applies", false},
+                        {"why_not", bad->second},
+                        {"note", ""},
+                        {"checked", true}});
+      } else {
+        std::cout << "  " << shown(name) << ": does not apply: " << shown(bad->second) << "\n";
+      }
+      continue;
+    }
     const std::string db = file_db(name);
     auto info = read_package_info(path, /*check_entries=*/false, keys);
     std::string note;
@@ -350,8 +378,7 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     std::cout << row("entries")
               << (info->bad_entries == 0
                       ? "all pass their checks"
-                      : failing_entries(info->bad_entries, info->kernels) +
-                            " (never served; 'kcache verify " + shown(path) + "' names them)")
+                      : failing_entries(info->bad_entries, info->kernels) + " (never served)")
               << "\n"
               << row("signed") << signature_text(*info) << "\n"
               << row("trusted")

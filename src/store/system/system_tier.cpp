@@ -121,7 +121,8 @@ class SystemTier final : public Tier {
       const std::string drop_ins = folder_ + "/" + db + std::string(kDropInSuffix);
       auto listed = drop_in_names(drop_ins);
       if (!listed) {
-        report.problems.push_back({drop_ins, listed.status().message() + kNotRepaired, false});
+        report.problems.push_back(
+            {drop_ins, listed.status().message() + "; its packages are not used", false});
         continue;
       }
       for (const auto& name : *listed) verify_package(drop_ins + "/" + name, db, report);
@@ -335,10 +336,10 @@ class SystemTier final : public Tier {
       fit.said = true;
       reason = *fit.unfit;
     }
-    const std::string text =
-        "System database file " + p.reader->path() + " is not used for this compiler: " + reason;
     // Another database's, or another key format's: no compiler's, said.
     const bool nobodys = unfit_reason(p.reader->metadata(), db, CompilerIdentity{}).has_value();
+    const std::string text = "System database file " + p.reader->path() + " is not used" +
+                             (nobodys ? ": " : " for this compiler: ") + reason;
     for (const Shelf* shelf : shelves) {
       if (shelf == nullptr || nobodys) continue;
       for (const auto& other : shelf->packages) {
