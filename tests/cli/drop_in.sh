@@ -11,11 +11,8 @@ require_enabled_build
 make_good_package                    # add.cl, command backend, gfx906_60
 printf 'kernel void sub(global int* a) { a[get_global_id(0)] -= 1; }\n' >"$T/src/sub.cl"
 compile_ok --source src/sub.cl --output out/sub.bin
-mkdir -p "$T/export2"
-run export --output "$T/export2"
-expect_rc 0
-other="$T/export2/gfx906_60.kdb"
-[[ -s "$other" ]] || fail "export wrote no $other"
+export_package "$T/export2"
+other="$EXPORTED"
 
 run install "$good" --name liba
 expect_rc 0

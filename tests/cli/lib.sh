@@ -360,10 +360,17 @@ skip_backend() {
 # ($T/cache2): what follows is served by the system folder or compiled.
 make_good_package() {
   compile_ok --source src/add.cl --output out/compiled.bin
-  mkdir -p "$T/export"
-  run export --output "$T/export"
-  expect_rc 0
-  good="$T/export/gfx906_60.kdb"
-  [[ -s "$good" ]] || fail "export wrote no $good"
+  export_package "$T/export"
+  good="$EXPORTED"
   export KCACHE_CUSTOM_CACHE_DIR="$T/cache2"
+}
+
+# export_package DIR: the user cache's gfx906_60 entries exported into
+# DIR; $EXPORTED is the package's path.
+export_package() {
+  mkdir -p "$1"
+  run export --output "$1"
+  expect_rc 0
+  EXPORTED="$1/gfx906_60.kdb"
+  [[ -s "$EXPORTED" ]] || fail "export wrote no $EXPORTED"
 }

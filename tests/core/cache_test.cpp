@@ -638,23 +638,27 @@ TEST_F(CacheTest, ZstdEntriesRoundTrip) {
   EXPECT_EQ(kernel->binary().size(), 100000u);
 }
 
+// A compiler whose binaries say whether the request had a warmup (as the
+// OpenCL backend's metadata "warmed" does), counting its compiles.
+class WarmingCompiler : public Compiler {
+ public:
+  const CompilerIdentity& identity() const override { return id; }
+  Result<Target> resolve_target(const Target& t) const override { return t; }
+  Result<CompileOutput> compile(const KernelRequest& request, const Target&) override {
+    ++compiles;
+    CompileOutput out;
+    out.binary = {1, 2, 3};
+    out.metadata = {{"warmed", request.warmup ? "yes" : "no"}};
+    return out;
+  }
+  CompilerIdentity id{"warm", "w", "1"};
+  int compiles = 0;
+};
+
 // An entry stored without a warmup (metadata warmed=no) does not satisfy a
 // request that brings one: it is rebuilt warmed, once.
 TEST_F(CacheTest, UnwarmedEntryIsRebuiltForAWarmupRequest) {
-  class WarmingCompiler : public Compiler {
-   public:
-    const CompilerIdentity& identity() const override { return id; }
-    Result<Target> resolve_target(const Target& t) const override { return t; }
-    Result<CompileOutput> compile(const KernelRequest& request, const Target&) override {
-      ++compiles;
-      CompileOutput out;
-      out.binary = {1, 2, 3};
-      out.metadata = {{"warmed", request.warmup ? "yes" : "no"}};
-      return out;
-    }
-    CompilerIdentity id{"warm", "w", "1"};
-    int compiles = 0;
-  } warming;
+  WarmingCompiler warming;
   EXPECT_EQ(open()->get_or_compile(request(), warming)->metadata("warmed"), "no");
   auto warm_request = request();
   warm_request.warmup = [](const BuiltProgram&) { return Status::ok(); };
@@ -673,20 +677,7 @@ TEST_F(CacheTest, UnwarmedEntryIsRebuiltForAWarmupRequest) {
 // served to a request that brings one: the system tier cannot be rebuilt
 // warmed, and a binary beats a compile.
 TEST_F(CacheTest, UnwarmedPackageEntryIsServedToAWarmupRequest) {
-  class UnwarmedCompiler : public Compiler {
-   public:
-    const CompilerIdentity& identity() const override { return id; }
-    Result<Target> resolve_target(const Target& t) const override { return t; }
-    Result<CompileOutput> compile(const KernelRequest& request, const Target&) override {
-      ++compiles;
-      CompileOutput out;
-      out.binary = {1, 2, 3};
-      out.metadata = {{"warmed", request.warmup ? "yes" : "no"}};
-      return out;
-    }
-    CompilerIdentity id{"warm", "w", "1"};
-    int compiles = 0;
-  } unwarmed;
+  WarmingCompiler unwarmed;
   {
     auto cache = open();
     ASSERT_TRUE(cache->get_or_compile(request(), unwarmed).is_ok());
