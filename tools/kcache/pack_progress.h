@@ -32,7 +32,8 @@ class Progress {
     // On a terminal, the count from the start: a first compile may take a
     // while.
     if (tty_ && total_ > 0) {
-      std::cerr << "pack: 0/" << total_ << " kernels, ETA ?" << "\033[K" << std::flush;
+      std::cerr << "pack: 0/" << total_ << " kernels, ETA ?"
+                << "\033[K" << std::flush;
     }
   }
 

@@ -80,8 +80,7 @@ std::optional<std::string> TrustedKeys::refusal(const KdbReader& kdb) const {
     // Not "not a trusted key" when no key could be read: it may be the
     // very key meant (fail closed, but say why).
     return "it is signed by key " + key_id(signer) +
-           (keys_.empty() ? ", and no trusted key could be used"
-                          : ", which is not a trusted key");
+           (keys_.empty() ? ", and no trusted key could be used" : ", which is not a trusted key");
   }
   return signature_problem(kdb);
 }
