@@ -5,6 +5,7 @@
 #include <kcache/package.h>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -288,7 +289,12 @@ std::string report_installed_packages(const std::string& folder, bool json, nloh
   } else if (!std::filesystem::is_directory(folder, kind_error)) {
     problem = "not a folder";
   } else if (error) {
-    problem = "cannot read it: " + error.message();
+    // Listing needs read permission, finding a package by name only
+    // search (0711): the system tier may still serve what is in it.
+    problem = "cannot list it: " + error.message() +
+              (::access(folder.c_str(), X_OK) == 0
+                   ? "; a package in it is still found by its name, but none can be shown here"
+                   : "");
   }
   const std::vector<std::string> keys = *keys_to_check({});
   if (!json)
