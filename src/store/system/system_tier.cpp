@@ -206,7 +206,6 @@ class SystemTier final : public Tier {
   struct Package {
     std::unique_ptr<KdbReader> reader;  // null when absent, unreadable or refused
     bool present = false;               // the file exists, readable or not
-    mutable std::atomic<bool> missing_reported{false};
     // A package accepted for its signature (KCACHE_TRUSTED_KEYS): each
     // entry's bytes are compared with the SHA-256 it was signed with:
     // once per entry and process when only root or this user can change
