@@ -20,6 +20,15 @@ namespace kcache {
 // metadata "db"): letters, digits, '_', '-', '.', not first, at most 200.
 KCACHE_EXPORT bool valid_db_name(std::string_view name);
 
+// A database's drop-in packages (other libraries' packages for its target)
+// lie in the folder "<db>.kdb.d" beside "<db>.kdb" in the system folder.
+inline constexpr std::string_view kDropInFolderSuffix = ".kdb.d";
+// Whether `file_name`, in a drop-in folder, names a package: "*.kdb", not
+// hidden (".x.kdb" is an install's temporary).
+inline bool is_drop_in_package(std::string_view file_name) {
+  return file_name.size() > 4 && file_name.ends_with(".kdb") && !file_name.starts_with('.');
+}
+
 // What a package (.kdb) says of itself, for `kcache info PKG`: its format,
 // kernel count and metadata ("db", "created" (Unix seconds), "producer",
 // "key_format", "entry_format", one "compiler" per compiler identity of its

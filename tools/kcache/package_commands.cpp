@@ -68,9 +68,9 @@ int install_one(const std::string& path, const std::string& folder, const std::s
   const std::string db = db_of(*info);
   // Folders that others cannot write and a file they can read, whatever
   // the umask: the system tier refuses a package others could have written.
-  const std::filesystem::path into = drop_in.empty()
-                                         ? std::filesystem::path(folder)
-                                         : std::filesystem::path(folder) / (db + ".kdb.d");
+  const std::filesystem::path into =
+      drop_in.empty() ? std::filesystem::path(folder)
+                      : std::filesystem::path(folder) / (db + std::string(kDropInFolderSuffix));
   if (Status s = make_folders(into.string(), 0755); !s.is_ok()) return report_failure(s.message());
   auto bytes = read_input_file(path, path, std::uint64_t(1) << 40);
   if (!bytes) return report_failure(bytes.status().message());

@@ -60,15 +60,13 @@ std::string signature_text(const PackageInfo& info) {
   return "by key " + info.signer + " (the signature holds)";
 }
 
-constexpr std::string_view kDropIns = ".kdb.d";
-
 // The database a package file is found as, named as the system folder
 // has it ("<db>.kdb", or "<db>.kdb.d/<name>.kdb", a drop-in): <db>.
 std::string file_db(const std::string& path) {
   const std::filesystem::path file(path);
   if (const std::string folder = file.parent_path().filename().string();
-      folder.size() > kDropIns.size() && folder.ends_with(kDropIns)) {
-    return folder.substr(0, folder.size() - kDropIns.size());
+      folder.size() > kDropInFolderSuffix.size() && folder.ends_with(kDropInFolderSuffix)) {
+    return folder.substr(0, folder.size() - kDropInFolderSuffix.size());
   }
   std::string name = file.filename().string();
   return name.ends_with(".kdb") ? name.substr(0, name.size() - 4) : name;
@@ -82,7 +80,7 @@ bool in_folder(const std::string& path, const std::string& folder) {
   if (parent.empty()) parent = ".";
   std::error_code error;
   if (std::filesystem::equivalent(parent, folder, error)) return true;
-  return parent.filename().string().ends_with(kDropIns) &&
+  return parent.filename().string().ends_with(kDropInFolderSuffix) &&
          std::filesystem::equivalent(parent.parent_path(), folder, error);
 }
 
@@ -99,7 +97,7 @@ std::vector<std::string> installed_package_names(
   for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();
     if (entry.path().extension() == ".kdb") names.push_back(name);
-    if (!name.ends_with(kDropIns) || name.size() == kDropIns.size()) continue;
+    if (!name.ends_with(kDropInFolderSuffix) || name.size() == kDropInFolderSuffix.size()) continue;
     std::error_code inner;
     if (!std::filesystem::is_directory(entry.path(), inner)) {
       names.push_back(name);
@@ -108,9 +106,7 @@ std::vector<std::string> installed_package_names(
     }
     for (const auto& drop_in : std::filesystem::directory_iterator(entry.path(), inner)) {
       const std::string file = drop_in.path().filename().string();
-      if (file.ends_with(".kdb") && file.size() > 4 && !file.starts_with('.')) {
-        names.push_back(name + "/" + file);
-      }
+      if (is_drop_in_package(file)) names.push_back(name + "/" + file);
     }
     if (inner) {
       names.push_back(name);
@@ -306,7 +302,7 @@ std::string report_installed_packages(const std::string& folder, bool json, nloh
   for (const auto& name : names) {
     const std::string path = folder + "/" + name;
     if (auto bad = folder_problems.find(name); bad != folder_problems.end()) {
-      const std::string db = name.substr(0, name.size() - kDropIns.size());
+      const std::string db = name.substr(0, name.size() - kDropInFolderSuffix.size());
       if (json) {
         out->push_back({{"path", path},
                         {"db", db},

@@ -1,5 +1,7 @@
 #include "store/system/system_tier.h"
 
+#include <kcache/package.h>  // the drop-in folder's name and its packages'
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -15,9 +17,8 @@
 namespace kcache {
 namespace {
 
-// A database's drop-in packages lie in "<db>.kdb.d" beside "<db>.kdb";
-// at most this many are used (a few libraries' packages for one target).
-constexpr std::string_view kDropInSuffix = ".kdb.d";
+// At most this many drop-ins a database are used (a few libraries'
+// packages for one target).
 constexpr std::size_t kMostDropIns = 64;
 // Packages are read-only here: verify names the problem, --repair leaves it.
 constexpr const char* kNotRepaired = " (a read-only package: reinstall or remove it)";
@@ -100,7 +101,7 @@ class SystemTier final : public Tier {
     for (const auto& e : *entries) {
       // A folder named *.kdb too (verify reports it), and a database that
       // has drop-ins alone.
-      for (std::string_view suffix : {std::string_view(".kdb"), kDropInSuffix}) {
+      for (std::string_view suffix : {std::string_view(".kdb"), kDropInFolderSuffix}) {
         if (e.name.size() > suffix.size() && e.name.ends_with(suffix)) {
           names.insert(e.name.substr(0, e.name.size() - suffix.size()));
         }
@@ -118,7 +119,7 @@ class SystemTier final : public Tier {
           there || there.status().code() != StatusCode::kNotFound) {
         verify_package(path, db, report);
       }
-      const std::string drop_ins = folder_ + "/" + db + std::string(kDropInSuffix);
+      const std::string drop_ins = drop_in_folder(db);
       auto listed = drop_in_names(drop_ins);
       if (!listed) {
         report.problems.push_back(
@@ -173,6 +174,11 @@ class SystemTier final : public Tier {
     }
   }
 
+  // The folder of `db`'s drop-in packages.
+  std::string drop_in_folder(const std::string& db) const {
+    return folder_ + "/" + db + std::string(kDropInFolderSuffix);
+  }
+
   // The drop-in packages in `folder` (a database's "<db>.kdb.d"), in the
   // byte order of their names: files named *.kdb, not hidden (".x.kdb"
   // is an install's temporary). None when the folder does not exist.
@@ -188,9 +194,7 @@ class SystemTier final : public Tier {
     }
     std::vector<std::string> names;
     for (const auto& e : *entries) {
-      if (e.name.size() > 4 && e.name.ends_with(".kdb") && !e.name.starts_with('.')) {
-        names.push_back(e.name);
-      }
+      if (is_drop_in_package(e.name)) names.push_back(e.name);
     }
     std::sort(names.begin(), names.end());
     return names;
@@ -415,7 +419,7 @@ class SystemTier final : public Tier {
     auto shelf = std::make_shared<Shelf>();
     shelf->db = db;
     shelf->packages.push_back(open_package(folder_ + "/" + db + ".kdb"));
-    const std::string drop_ins = folder_ + "/" + db + std::string(kDropInSuffix);
+    const std::string drop_ins = drop_in_folder(db);
     if (auto names = drop_in_names(drop_ins)) {
       // Each is held open (and mapped) for the process: a bound, so that a
       // folder of hundreds cannot take the program's descriptors.
