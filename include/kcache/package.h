@@ -9,6 +9,7 @@
 #include <kcache/status.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,10 @@ namespace kcache {
 // Whether `name` can name a database (its files' basename, a package's
 // metadata "db"): letters, digits, '_', '-', '.', not first, at most 200.
 KCACHE_EXPORT bool valid_db_name(std::string_view name);
+
+// Whether `head`, a file's first bytes (8 are enough), begins as a package
+// does: for a tool that must not replace a file that is not one.
+KCACHE_EXPORT bool starts_as_package(std::span<const std::uint8_t> head);
 
 // A database's drop-in packages (other libraries' packages for its target)
 // lie in the folder "<db>.kdb.d" beside "<db>.kdb" in the system folder.

@@ -11,6 +11,8 @@
 
 namespace kcache {
 
+bool starts_as_package(std::span<const std::uint8_t> head) { return has_kdb_magic(head); }
+
 Result<PackageInfo> read_package_info(const std::string& path, bool check_entries,
                                       const std::vector<std::string>& trusted_keys) {
   const Env& env = Env::posix();

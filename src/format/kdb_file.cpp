@@ -204,6 +204,10 @@ Result<ByteBuffer> KdbReader::read(const KdbSlot& slot) const {
   return buffer;
 }
 
+bool has_kdb_magic(std::span<const std::uint8_t> head) {
+  return head.size() >= sizeof kMagic && std::memcmp(head.data(), kMagic, sizeof kMagic) == 0;
+}
+
 Status write_kdb(Env& env, const std::string& path,
                  const std::vector<std::pair<CacheKey, std::vector<std::uint8_t>>>& entries,
                  const Fields& metadata, const KdbSigner* signer) {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,9 @@ class KdbReader {
   KdbPublicKey signer_{};
   KdbSignature signature_{};
 };
+
+// Whether `head` (a file's first bytes) begins as a .kdb does: its magic.
+bool has_kdb_magic(std::span<const std::uint8_t> head);
 
 // Writes a .kdb holding `entries` (encoded entries with their keys; keys
 // must be distinct) and `metadata`, atomically replacing `path`; signed by

@@ -1,5 +1,7 @@
 #include "named_files.h"
 
+#include <kcache/package.h>
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -143,12 +145,9 @@ Status check_package_output(const std::string& path, const std::string& what) {
   if (Status s = check_output_path(path, what); !s.is_ok()) return s;
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (fd.get() < 0) return Status::ok();  // not there, or the write says why
-  constexpr std::string_view kMagic = "KCACHEDB";
-  char head[8] = {};
+  std::uint8_t head[8] = {};
   const ssize_t n = ::pread(fd.get(), head, sizeof head, 0);
-  if (n <= 0 || std::string_view(head, static_cast<std::size_t>(n)) == kMagic) {
-    return Status::ok();
-  }
+  if (n <= 0 || starts_as_package({head, static_cast<std::size_t>(n)})) return Status::ok();
   return Status::io_error(what + " is a file that is not a kcache package; kcache does not " +
                           "replace it (remove it, or name another file)");
 }

@@ -68,7 +68,7 @@ Status write_output_file(
 
 // check_output_path for a package to be written at `path`: a file there
 // must be a package (or empty) for it to be replaced, so that a mistyped
-// --output never destroys another file ("KCACHEDB", formats.md §2).
+// --output never destroys another file (starts_as_package).
 Status check_package_output(const std::string& path, const std::string& what);
 
 // Makes the folder `path` and the missing folders above it, each with
