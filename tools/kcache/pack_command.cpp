@@ -442,22 +442,21 @@ int run_pack(const PackArgs& args) {
     }
     progress.done(line, said, outcome.kind != Outcome::Kind::kReused);
   };
-  if (jobs > 0) {
-    // Jobs are processes (pack_workers.h): the same command, as workers;
-    // one too for --jobs 1, so that its compiler ends with the pack
-    // however the pack ends (in this process, a kill left it running).
-    std::vector<std::string> arguments = tool_arguments();
-    arguments.push_back("--worker-of");
-    arguments.push_back(std::to_string(::getpid()));
-    // A compiler that crashed took its worker along: said, as its line is
-    // tried again (a second loss fails it, named at the end).
-    auto retry = [&](std::size_t index, const std::string& why) {
-      const std::string number = std::to_string(lines[index].number);
-      progress.say("kcache: note: the job compiling line " + number + " ended (" + why +
-                   "); line " + number + " is compiled again");
-    };
-    run_workers(arguments, jobs, lines.size(), record, retry);
-  }
+  // Jobs are processes (pack_workers.h): the same command, as workers; one
+  // too for --jobs 1, so that its compiler ends with the pack however the
+  // pack ends (in this process, a kill left it running). There is a line
+  // to pack (an empty manifest was said above), so a job at least.
+  std::vector<std::string> arguments = tool_arguments();
+  arguments.push_back("--worker-of");
+  arguments.push_back(std::to_string(::getpid()));
+  // A compiler that crashed took its worker along: said, as its line is
+  // tried again (a second loss fails it, named at the end).
+  auto retry = [&](std::size_t index, const std::string& why) {
+    const std::string number = std::to_string(lines[index].number);
+    progress.say("kcache: note: the job compiling line " + number + " ended (" + why + "); line " +
+                 number + " is compiled again");
+  };
+  run_workers(arguments, jobs, lines.size(), record, retry);
 
   const double compile_seconds = seconds_since(compiling);
   int status = problems.empty() && tally.failed.empty() ? 0 : 1;
