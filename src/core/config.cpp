@@ -384,7 +384,10 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
       setting.origin = "option";
     } else if (auto env_value =
                    options.read_environment ? env.get_env(std::string(row.env_var)) : std::nullopt;
-               env_value && !trim(*env_value).empty()) {
+               env_value && (!trim(*env_value).empty() ||
+                             // Keys asked for and naming none fail closed
+                             // (below): blank is not "unset" there.
+                             (row.name == "trusted_keys" && !env_value->empty()))) {
       setting.value = *env_value;
       setting.origin = "env " + std::string(row.env_var);
     } else {
@@ -445,9 +448,10 @@ ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
     start = end + 1;
   }
   // Set, yet naming no key (":" is what "$KEYS:" gives when KEYS is
-  // unset): keys were asked for, so it fails closed, as a key file that
-  // cannot be read does: one empty path, which TrustedKeys reports.
-  if (config.trusted_keys.empty() && !trim(keys).empty()) config.trusted_keys.emplace_back();
+  // unset; " " too): keys were asked for, so it fails closed, as a key
+  // file that cannot be read does: one empty path, which TrustedKeys
+  // reports. Only an empty value is "off".
+  if (config.trusted_keys.empty() && !keys.empty()) config.trusted_keys.emplace_back();
   if (std::string dir = value_of("system_db_path"); !dir.empty()) {
     config.system_db_path = strip_trailing_slash(expand_path(dir, env).value_or(dir));
   }

@@ -74,6 +74,13 @@ run install "$good" "$other" --name both
 expect_rc 2
 expect_contains "two packages, one name" "are both packages of gfx906_60, and one drop-in name holds one" "$ERR"
 [[ ! -e "$T/sys/gfx906_60.kdb.d/both.kdb" ]] || fail "install --name both installed one of two"
+# Nor does <db>.kdb: without --name the second silently replaced the first.
+before="$(cksum <"$T/sys/gfx906_60.kdb" 2>/dev/null || echo none)"
+run install "$good" "$other"
+expect_rc 2
+expect_contains "two packages, one db file" "are both packages of gfx906_60, and gfx906_60.kdb holds one" "$ERR"
+expect_eq "install of two packages of one db installed nothing" "$before" \
+  "$(cksum <"$T/sys/gfx906_60.kdb" 2>/dev/null || echo none)"
 
 # A drop-in folder whose packages cannot be listed: info names it.
 mkdir -p "$T/sys2"

@@ -84,6 +84,18 @@ run compile "${HIP[@]}" --target gfx1030:xnack+
 expect_rc 2
 expect_contains "stderr for gfx1030:xnack+" "xnack" "$ERR"
 
+# An installed HIP package: its toolchain is checked, its GPU never asked,
+# so it "may apply" and says so (an audit saw "applies to this machine"
+# with no AMD GPU here).
+run export --db gfx906 -o "$T/sys/gfx906.kdb"
+expect_rc 0
+KCACHE_SYSTEM_DB_PATH="$T/sys" run info
+expect_contains "info: a HIP package may apply" \
+  "may apply: no AMD GPU is asked here, so its target gfx906 is not checked" "$OUT"
+KCACHE_SYSTEM_DB_PATH="$T/sys" run info --json
+expect_eq "info --json: checked" false \
+  "$(json_py "$OUT" '[p for p in d["packages"] if p["path"].endswith("gfx906.kdb")][0]["checked"]')"
+
 leftovers="$(find "$TMPDIR" -mindepth 1)"
 expect_eq "files left in TMPDIR" "" "$leftovers"
 expect_eq "comgr-* folders in /tmp (before vs after)" "$comgr_before" "$(comgr_in_tmp)"

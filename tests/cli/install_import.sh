@@ -49,6 +49,16 @@ run install "$good" --prefix "$T/open"
 expect_rc 1
 expect_contains "the refusal is said" "the system tier will not use $T/open/share/kcache/db/gfx906_60.kdb: another user could have written it" "$ERR"
 expect_contains "and how to mend it" "fix the owner, mode or ACL of what that names (chmod go-w)" "$ERR"
+# Under trusted keys the signature vouches, not the folder: a package
+# signed by a trusted key installed there is used, so install succeeds.
+"$KCACHE" keygen -o "$T/release" >/dev/null || fail "keygen failed"
+cp "$good" "$T/signed.kdb"
+"$KCACHE" sign "$T/signed.kdb" --key "$T/release" >/dev/null || fail "sign failed"
+export KCACHE_TRUSTED_KEYS="$T/release.pub"
+run install "$T/signed.kdb" --prefix "$T/open"
+expect_rc 0
+expect_not_contains "signed, trusted: no refusal" "will not use" "$ERR"
+unset KCACHE_TRUSTED_KEYS
 chmod 0755 "$T/open/share/kcache/db"
 run install "$good" --prefix "$T/open"
 expect_rc 0

@@ -243,6 +243,15 @@ export KCACHE_CUSTOM_CACHE_DIR="$T/cache-no-key"
 compile_ok --source src/add.cl --output out/no-key.bin
 expect_eq "no key named: tier" compiled "$TIER"
 expect_contains "no key named: said" "names no key file" "$ERR"
+# Blank is set too (an audit's ' ' served the package, and info showed
+# the default).
+export KCACHE_TRUSTED_KEYS=" "
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache-blank-key"
+compile_ok --source src/add.cl --output out/blank-key.bin
+expect_eq "blank keys: tier" compiled "$TIER"
+expect_contains "blank keys: said" "names no key file" "$ERR"
+run info
+expect_contains "blank keys: info shows where it came from" "env KCACHE_TRUSTED_KEYS" "$OUT"
 unset KCACHE_TRUSTED_KEYS
 
 # pack --from-cache takes what the user cache holds instead of compiling.

@@ -105,7 +105,10 @@ int install_one(const std::string& path, const std::string& folder, const std::s
   // In place, but refused where it lies (ssh's StrictModes): not what was
   // asked, so not a success. It is left there: with the folder mended (or
   // the package signed by a trusted key) it is used.
-  if (auto installed = read_package_info(target); installed && !installed->untrusted.empty()) {
+  // Under trusted keys the tier asks the signature, not the folder (what
+  // it would refuse was refused above).
+  if (auto installed = read_package_info(target);
+      trusted_keys.empty() && installed && !installed->untrusted.empty()) {
     const std::string& why = installed->untrusted;
     const std::string mend = why.find("owned by") != std::string::npos ? "chown"
                              : why.find("ACL") != std::string::npos    ? "setfacl -b"
@@ -147,21 +150,20 @@ int run_install(const std::vector<std::string>& packages, const std::optional<st
                  "starting with '.' or '-', at most 200 (e.g. --name mylib)\n";
     return 2;
   }
-  // One name, one package a database: a second of the same database would
-  // replace the first at once.
-  if (!drop_in->empty()) {
-    std::map<std::string, std::string> first_of_db;
-    for (const auto& path : packages) {
-      auto info = read_package_info(path);
-      if (!info) continue;  // said when it is installed
-      auto [it, added] = first_of_db.try_emplace(db_of(*info), path);
-      if (!added) {
-        std::cerr << "kcache: --name " << *name << ": " << it->second << " and " << path
-                  << " are both packages of " << db_of(*info)
-                  << ", and one drop-in name holds one; install them with a --name each\n";
-        return 2;
-      }
-    }
+  // One place, one package a database (<db>.kdb, or the drop-in --name
+  // gives): a second of the same database would replace the first at once.
+  std::map<std::string, std::string> first_of_db;
+  for (const auto& path : packages) {
+    auto info = read_package_info(path);
+    if (!info) continue;  // said when it is installed
+    auto [it, added] = first_of_db.try_emplace(db_of(*info), path);
+    if (added) continue;
+    const std::string db = db_of(*info);
+    std::cerr << "kcache: " << (name ? "--name " + *name + ": " : "") << it->second << " and "
+              << path << " are both packages of " << db << ", and "
+              << (name ? "one drop-in name" : db + ".kdb") << " holds one; install "
+              << (name ? "them" : "one of them, or both") << " with a --name each\n";
+    return 2;
   }
   std::string folder;
   const ResolvedConfig config = resolve_config(CacheOptions{});

@@ -261,6 +261,9 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
     if (backend == "nvrtc") {
       if (std::string unfit = why_not_these_gpus(db, notes); !unfit.empty()) return unfit;
     }
+    if (backend == "hip") {  // the toolchain is asked, not the GPU (design.md §3)
+      notes.push_back("no AMD GPU is asked here, so its target " + db + " is not checked");
+    }
   }
   std::string list;
   for (const auto& b : unchecked) list += (list.empty() ? "" : ", ") + b;
