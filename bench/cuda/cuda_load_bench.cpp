@@ -8,7 +8,8 @@
 //                                      or, parts of kcache's time: key | fetch |
 //                                      fetch_system | split (key and fetch* need no GPU),
 //                                      or paired_user | paired_system [--parity P],
-//                                      or paired_parts_user | paired_parts_system
+//                                      or paired_parts_user | paired_parts_system,
+//                                      or paired_least [--parity P]
 //   cuda_load_bench prepare  --dir D --target sm_90_132   the same without a GPU
 //   cuda_load_bench nvrtc    --dir D --set S            NVRTC compile only
 //   cuda_load_bench host                                the host's clock, system call
@@ -34,6 +35,8 @@
 #include <kcache/cuda.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,6 +52,12 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack, as kcache's checksum holds it
+#include <xxhash.h>
+#if __has_include(<xxh_x86dispatch.h>)
+#include <xxh_x86dispatch.h>  // the AVX2/AVX-512 code kcache's checksum runs
+#endif
 
 namespace {
 
@@ -252,6 +261,31 @@ struct Driver {
   }
 };
 
+// --- the least a mapped system tier must do (issue 11) ---------------------
+//
+// `prepare` also writes D/least.bin (its index D/least.txt): every kernel's
+// entry laid out as kcache's are (a 72-byte head with the key, the head's
+// and the rest's XXH3-128, the key material, the metadata, the binary),
+// each at a 64-byte boundary. paired_least times, beside the floor, only
+// the work issue 11 asks of any system tier: hash the request's key text,
+// verify the entry's checksum in the mapping before its first use, compare
+// the key and the material byte for byte, and load the binary straight
+// from the mapping. Nothing is looked up, allocated or built per request:
+// a lower bound for the mapped tier on this host, not an implementation.
+
+constexpr std::size_t kLeastHead = 88;      // kcache's entry header (format/entry.h)
+constexpr std::size_t kLeastChecksum = 72;  // where its checksum lies in it
+
+XXH128_canonical_t least_checksum(const std::uint8_t* entry, std::size_t size) {
+  alignas(64) XXH3_state_t state;
+  XXH3_128bits_reset(&state);
+  XXH3_128bits_update(&state, entry, kLeastChecksum);
+  XXH3_128bits_update(&state, entry + kLeastHead, size - kLeastHead);
+  XXH128_canonical_t out;
+  XXH128_canonicalFromHash(&out, XXH3_128bits_digest(&state));
+  return out;
+}
+
 // --- kcache setup ------------------------------------------------------------------
 
 struct KcacheSetup {
@@ -322,6 +356,45 @@ void write_bytes(const fs::path& path, std::span<const std::uint8_t> bytes) {
 
 // `cpu_target` (e.g. "sm_90_132"): no GPU; every kernel goes through
 // Cache::get_or_compile for that target (to profile the fetch path here).
+// D/least.bin and D/least.txt ("<id> <offset> <size> <material> <metadata>"
+// a line): see paired_least.
+void write_least(const fs::path& dir, KcacheSetup& kc, const kcache::Target& target) {
+  std::ofstream bin(dir / "least.bin", std::ios::binary);
+  std::ofstream index(dir / "least.txt");
+  std::uint64_t offset = 0;
+  for (const auto& k : read_kernels(dir, "")) {
+    const kcache::KernelRequest request = request_for(k, target);
+    auto keyed = kc.cache->key_for(request, *kc.compiler);
+    if (!keyed) die(k.id + ": " + keyed.status().message());
+    auto cached = kc.cache->get_or_compile(request, *kc.compiler);
+    if (!cached) die(k.id + ": " + cached.status().message());
+    const std::string material = keyed->second.serialize();
+    std::string metadata;
+    for (const auto& [name, value] : cached->metadata_fields) {
+      metadata += name + " " + value + "\n";
+    }
+    std::vector<std::uint8_t> entry(kLeastHead, 0);
+    std::memcpy(entry.data(), "KCEN", 4);
+    std::memcpy(entry.data() + 16, keyed->first.bytes().data(), kcache::CacheKey::kSize);
+    entry.insert(entry.end(), material.begin(), material.end());
+    entry.insert(entry.end(), metadata.begin(), metadata.end());
+    entry.insert(entry.end(), cached->binary().begin(), cached->binary().end());
+    const XXH128_canonical_t sum = least_checksum(entry.data(), entry.size());
+    std::memcpy(entry.data() + kLeastChecksum, sum.digest, sizeof sum.digest);
+    const std::vector<char> pad((64 - offset % 64) % 64, 0);
+    bin.write(pad.data(), static_cast<std::streamsize>(pad.size()));
+    offset += pad.size();
+    bin.write(reinterpret_cast<const char*>(entry.data()),
+              static_cast<std::streamsize>(entry.size()));
+    index << k.id << ' ' << offset << ' ' << entry.size() << ' ' << material.size() << ' '
+          << metadata.size() << '\n';
+    offset += entry.size();
+  }
+  bin.close();
+  index.close();
+  if (!bin || !index) die("cannot write " + (dir / "least.bin").string());
+}
+
 int prepare(const fs::path& dir, const std::string& cpu_target) {
   Driver driver;
   KcacheSetup kc = open_kcache(dir / "cache", dir / "no-system");
@@ -357,7 +430,8 @@ int prepare(const fs::path& dir, const std::string& cpu_target) {
     }
     if (!first) die(k.id + ": " + first.status().message() + "\n" + first.status().details());
     if (first->tier != kcache::TierKind::kCompiled)
-      die(k.id + " was not compiled: reuse a fresh dir");
+      die(k.id + " came from the " + std::string(kcache::tier_name(first->tier)) +
+          " tier, not compiled: reuse a fresh dir");
     std::printf("nvrtc_cold %s %s %.1f\n", k.set.c_str(), k.id.c_str(), timed.last_us);
     auto cubin = kc.cache->get_or_compile(request_for(k, *target), timed);
     write_bytes(dir / "raw" / (k.id + ".cubin"), cubin->binary());
@@ -374,6 +448,7 @@ int prepare(const fs::path& dir, const std::string& cpu_target) {
   if (!exported) die("export: " + exported.status().message());
   std::printf("exported %llu entries to %s\n", static_cast<unsigned long long>(*exported),
               (dir / "system").c_str());
+  write_least(dir, kc, *target);
   return 0;
 }
 
@@ -386,6 +461,7 @@ std::vector<std::uint8_t> read_bytes(const fs::path& path) {
 
 int paired(const fs::path& dir, const std::string& mode, const std::string& set, int parity);
 int paired_parts(const fs::path& dir, const std::string& mode, const std::string& set, int parity);
+int paired_least(const fs::path& dir, const std::string& set, int parity);
 
 int measure(const fs::path& dir, const std::string& mode, const std::string& set, int parity) {
   Driver driver;
@@ -500,6 +576,7 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
     return 0;
   }
   if (mode == "paired_user" || mode == "paired_system") return paired(dir, mode, set, parity);
+  if (mode == "paired_least") return paired_least(dir, set, parity);
   if (mode == "paired_parts_user" || mode == "paired_parts_system")
     return paired_parts(dir, mode, set, parity);
   if (mode != "user" && mode != "system") die("unknown mode " + mode);
@@ -628,6 +705,74 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
     print("qkcache_function", i, kcache.function_us);
     print("qkcache_total", i, total_us);
   }
+  return 0;
+}
+
+// paired_least: as paired, kcache's turn being the least a mapped system
+// tier must do for the kernel (see write_least), on D/least.bin mapped as
+// kcache maps a package; "pfloor_least" and "pkcache_least" lines.
+int paired_least(const fs::path& dir, const std::string& set, int parity) {
+  Paired p(dir, set, /*user_tier=*/false);
+  auto& [driver, kernels, images, floor_offset, symbols, user, kc, loader, requests] = p;
+  auto target = loader->current_target();
+  if (!target) die(target.status().message());
+  struct Least {
+    std::size_t offset = 0, size = 0, material = 0, metadata = 0;
+    std::string text;  // the request's key text, built before the timing
+  };
+  std::map<std::string, Least> index;
+  std::ifstream lines(dir / "least.txt");
+  for (std::string id; lines >> id;) {
+    Least& least = index[id];
+    lines >> least.offset >> least.size >> least.material >> least.metadata;
+  }
+  std::vector<Least> entries;
+  for (const auto& k : kernels) {
+    auto found = index.find(k.id);
+    if (found == index.end()) die(k.id + " is not in least.txt: prepare again");
+    auto keyed = kc.cache->key_for(request_for(k, *target), *kc.compiler);
+    if (!keyed) die(k.id + ": " + keyed.status().message());
+    found->second.text = keyed->second.serialize();
+    if (found->second.text.size() != found->second.material) die(k.id + ": another key text");
+    entries.push_back(std::move(found->second));
+  }
+  const int fd = ::open((dir / "least.bin").c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) die("cannot open least.bin: prepare again");
+  void* mapped =
+      ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  if (mapped == MAP_FAILED) die("cannot map least.bin");
+  const auto* base = static_cast<const std::uint8_t*>(mapped);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const bool floor = (i + static_cast<std::size_t>(parity)) % 2 == 0;
+    auto start = Clock::now();
+    void* module = nullptr;
+    void* function = nullptr;
+    if (floor) {
+      driver.check(driver.ModuleLoadData(&module, p.image(i)), "cuModuleLoadData");
+    } else {
+      const Least& least = entries[i];
+      XXH128_canonical_t key;
+      XXH128_canonicalFromHash(&key, XXH3_128bits(least.text.data(), least.text.size()));
+      const std::uint8_t* entry = base + least.offset;
+      const XXH128_canonical_t sum = least_checksum(entry, least.size);
+      if (std::memcmp(sum.digest, entry + kLeastChecksum, sizeof sum.digest) != 0 ||
+          std::memcmp(key.digest, entry + 16, sizeof key.digest) != 0 ||
+          std::memcmp(least.text.data(), entry + kLeastHead, least.text.size()) != 0) {
+        die(kernels[i].id + ": the entry does not hold");
+      }
+      driver.check(
+          driver.ModuleLoadData(&module, entry + kLeastHead + least.material + least.metadata),
+          "cuModuleLoadData");
+    }
+    driver.check(driver.ModuleGetFunction(&function, module, symbols[i].c_str()),
+                 "cuModuleGetFunction");
+    const double us = micros_since(start);
+    std::printf("%s_least %s %s %.2f\n", floor ? "pfloor" : "pkcache", set.c_str(),
+                kernels[i].id.c_str(), us);
+  }
+  ::munmap(mapped, static_cast<std::size_t>(st.st_size));
+  ::close(fd);
   return 0;
 }
 
