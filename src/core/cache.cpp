@@ -50,7 +50,7 @@
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
 #include "store/tier.h"
-#include "store/trusted_path.h"
+#include "env/trusted_path.h"
 #include "store/user/user_tier.h"
 
 namespace kcache {

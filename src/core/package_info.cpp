@@ -7,7 +7,7 @@
 #include "sign/key_file.h"
 #include "store/system/package_fit.h"
 #include "store/system/trusted_keys.h"
-#include "store/trusted_path.h"
+#include "env/trusted_path.h"
 
 namespace kcache {
 

@@ -1,7 +1,7 @@
 #include "core/stats_sharing.h"
 
 #include "core/stats_file.h"
-#include "store/trusted_path.h"
+#include "env/trusted_path.h"
 
 namespace kcache {
 

@@ -41,7 +41,7 @@ struct ScanRecord {
 class ScanRecords {
  public:
   // `dir`: <cache dir>/<version>/scans, created on the first write.
-  // `trusted`: whether the folder is the user's alone (store/trusted_path.h,
+  // `trusted`: whether the folder is the user's alone (env/trusted_path.h,
   // which this floor cannot see), asked until it says yes once the folder
   // exists; no record is read or written before.
   // `max_records`: how many the folder keeps (kMaxRecords; tests give less).

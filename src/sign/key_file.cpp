@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "base/hash.h"
+#include "env/trusted_path.h"
 
 namespace kcache {
 namespace {
@@ -121,6 +122,14 @@ Result<Ed25519SecretKey> read_secret_key(const std::string& path, const Env& env
   }
   auto key = read_key<Ed25519SecretKey>(path, kSecretTag, env);
   if (!key) return key.status();
+  // Whoever could have replaced it (or a link to it) chooses what is
+  // signed in this key's name: held to the rule packages are.
+  if (auto reason = untrusted_reason_through_links(path, env)) {
+    return Status::invalid_argument(path +
+                                    " is a private key another user could have written or "
+                                    "replaced (" +
+                                    *reason + "); keep it where only you can write");
+  }
   auto whole = ed25519_key_is_whole(*key);
   if (!whole) return whole.status();
   if (!*whole) {

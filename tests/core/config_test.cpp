@@ -195,12 +195,14 @@ TEST_F(ResolveConfigTest, SyncAndTrustedKeys) {
   EXPECT_TRUE(resolve().sync);  // malformed: the default, with a warning
   // Set but naming no key ("$KEYS:" with KEYS unset): one empty path, so
   // the keys count as asked for and every package is refused.
-  for (const char* none : {":", " :: ", ": :"}) {
+  // Blank too: a security setting that is set fails closed (an audit's
+  // ' ' switched checking off); only an empty value is off.
+  for (const char* none : {":", " :: ", ": :", "  ", "\n"}) {
     env.vars["KCACHE_TRUSTED_KEYS"] = none;
     EXPECT_EQ(resolve().trusted_keys, std::vector<std::string>{""}) << none;
   }
-  env.vars["KCACHE_TRUSTED_KEYS"] = "  ";
-  EXPECT_TRUE(resolve().trusted_keys.empty()) << "blank is unset";
+  env.vars["KCACHE_TRUSTED_KEYS"] = "";
+  EXPECT_TRUE(resolve().trusted_keys.empty()) << "empty is off";
 }
 
 TEST_F(ResolveConfigTest, MalformedValuesFallBackWithAWarning) {

@@ -58,6 +58,25 @@ TEST_F(KeyFileTest, APrivateKeyOthersCanReadIsRefused) {
   EXPECT_NE(key.status().message().find("chmod 600"), std::string::npos);
 }
 
+// Whoever could replace a private key chooses what is signed in its name:
+// held to the rule packages are (an audit signed with another user's key,
+// and with one in a folder anyone could write).
+TEST_F(KeyFileTest, APrivateKeyAnotherUserCouldReplaceIsRefused) {
+  std::filesystem::create_directory(dir_ / "open");
+  ASSERT_TRUE(write_key_pair(dir_ / "open/k", pair_, false, env_).is_ok());
+  ::chmod((dir_ / "open").c_str(), 0777);
+  auto key = read_secret_key(dir_ / "open/k", env_);
+  ASSERT_FALSE(key.is_ok());
+  EXPECT_EQ(key.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(key.status().message().find("another user could have written or replaced"),
+            std::string::npos)
+      << key.status().message();
+  EXPECT_NE(key.status().message().find("is writable by others"), std::string::npos)
+      << key.status().message();
+  ::chmod((dir_ / "open").c_str(), 0700);
+  EXPECT_EQ(read_secret_key(dir_ / "open/k", env_).value(), pair_.secret_key);
+}
+
 // A private key whose public half is another key's (pasted in, or
 // damaged) would sign what no one can check: refused, with why.
 TEST_F(KeyFileTest, APrivateKeyWithAnotherPublicHalfIsRefused) {

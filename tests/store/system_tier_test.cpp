@@ -198,7 +198,7 @@ TEST(SystemTierTest, UnusablePackageIsAbsentWithOneWarning) {
   }
 }
 
-// ssh's StrictModes (store/trusted_path.h): a package in a folder others
+// ssh's StrictModes (env/trusted_path.h): a package in a folder others
 // can write in is refused with one warning saying why, never a "missing"
 // one; verify lists it; closed again, it is served.
 TEST(SystemTierTest, PackageOthersCouldWriteIsRefusedWithOneWarning) {

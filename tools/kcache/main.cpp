@@ -38,10 +38,10 @@ std::string about(const std::string& path, const std::string& message) {
 int check_key_option(const std::string& option, const std::string& key_path) {
   auto id = kcache::check_signing_key(key_path);
   if (id) return 0;
+  // A key file that is missing or not a usable key is an input that cannot
+  // be used, as an unreadable source is: 1, not a usage error.
   std::cerr << "kcache: " << option << ": " << id.status().message() << "\n";
-  const auto code = id.status().code();
-  return code == kcache::StatusCode::kInvalidArgument || code == kcache::StatusCode::kNotFound ? 2
-                                                                                               : 1;
+  return 1;
 }
 
 }  // namespace kcache::tool

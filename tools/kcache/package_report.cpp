@@ -397,7 +397,7 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
 int run_verify_packages(bool json, const std::vector<std::string>& packages,
                         const std::vector<std::string>& trusted_keys) {
   auto keys = keys_to_check(trusted_keys);
-  if (!keys) return 2;
+  if (!keys) return 1;  // a key file that cannot be used, as an unreadable input
   const std::string system_folder = resolve_config(CacheOptions{}).system_db_path;
   int status = 0;
   nlohmann::json out = nlohmann::json::array();

@@ -12,7 +12,7 @@
 #include "format/kdb_file.h"
 #include "store/system/package_fit.h"
 #include "store/system/trusted_keys.h"
-#include "store/trusted_path.h"
+#include "env/trusted_path.h"
 
 namespace kcache {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "sign/ed25519.h"
 #include "sign/key_file.h"
-#include "store/trusted_path.h"
+#include "env/trusted_path.h"
 
 namespace kcache {
 namespace {
@@ -23,7 +23,8 @@ void add_key_file(const std::string& named, const Env& env, std::vector<KdbPubli
   }
   // Read first, then checked: the file exists now, so its folder is
   // checked too (one created after a check of an absent file would not be).
-  if (auto reason = untrusted_reason(path, env)) {
+  // Through the links that name it: whoever owns one chooses the key.
+  if (auto reason = untrusted_reason_through_links(named, env)) {
     problems.push_back("Trusted key file " + named +
                        " is not used: another user could have written it (" + *reason + ")");
     return;

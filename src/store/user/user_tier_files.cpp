@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "store/trusted_path.h"
+#include "env/trusted_path.h"
 
 namespace kcache::userlog {
 

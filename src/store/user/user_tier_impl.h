@@ -301,7 +301,7 @@ class UserTier final : public Tier {
 
   // The reason the tier's folder is not used (said once), or nullptr when
   // it may be. Unless the cache is shared, a folder another user could
-  // write is refused (store/trusted_path.h). The hot path is one atomic
+  // write is refused (env/trusted_path.h). The hot path is one atomic
   // load: the folder is judged on the first call, and a folder that did
   // not exist then is judged again (check_trust) when it is made or its
   // first log opened, so that a folder someone else made first is caught.

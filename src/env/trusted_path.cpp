@@ -1,4 +1,4 @@
-#include "store/trusted_path.h"
+#include "env/trusted_path.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -107,6 +107,35 @@ std::optional<std::string> untrusted_folder_reason(const std::string& path, cons
   if (error) return "folder " + folder.string() + " cannot be resolved: " + error.message();
   if (real != folder) return folders_reason(real, env, me, holding);
   return std::nullopt;
+}
+
+std::optional<std::string> untrusted_reason_through_links(const std::string& path, const Env& env) {
+  constexpr int kMostLinks = 16;
+  const uid_t me = env.user_id();
+  std::string at = path;
+  for (int links = 0; links < kMostLinks; ++links) {
+    auto info = env.file_info(at);
+    if (!info) return std::nullopt;  // absent: the caller's business
+    if (info->type != FileType::kSymlink) return untrusted_reason(at, env);
+    // Whoever owns the link, or can replace it in its folder, says what
+    // it names.
+    if (auto reason = owner_reason("link " + at, *info, me)) return reason;
+    std::error_code error;
+    const fs::path link = fs::absolute(at, error).lexically_normal();
+    if (error) return "link " + at + " cannot be placed: " + error.message();
+    if (auto reason = folders_reason(link.parent_path(), env, me, /*holding=*/false)) {
+      return reason;
+    }
+    const fs::path real = fs::canonical(link.parent_path(), error);
+    if (error) return "the folder of " + at + " cannot be resolved: " + error.message();
+    if (real != link.parent_path()) {
+      if (auto reason = folders_reason(real, env, me, /*holding=*/false)) return reason;
+    }
+    const fs::path target = fs::read_symlink(link, error);
+    if (error) return "link " + at + " cannot be read: " + error.message();
+    at = (target.is_absolute() ? target : real / target).lexically_normal().string();
+  }
+  return "file " + path + " is named through more than " + std::to_string(kMostLinks) + " links";
 }
 
 }  // namespace kcache

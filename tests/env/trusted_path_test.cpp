@@ -1,7 +1,7 @@
 // ssh's StrictModes for what kcache serves: a file another user could
 // have written is named, with why; the owner is faked through the Env so
 // that the rule is tested alike as root and as a user.
-#include "store/trusted_path.h"
+#include "env/trusted_path.h"
 
 #include <gtest/gtest.h>
 #include <sys/acl.h>
@@ -261,6 +261,56 @@ TEST_F(TrustedPathTest, LinksAreCheckedThrough) {
   EXPECT_EQ(reason(dir_ / "via/p.kdb"), std::nullopt);
   env_.owners[dir_ / "via"] = other();  // its owner could point it elsewhere
   EXPECT_TRUE(reason(dir_ / "via/p.kdb").has_value());
+}
+
+// A key file may be named through links (a link to where keys are kept):
+// each link counts as its owner's and its folder's, then the file it names
+// (an audit's link planted by another user chose the trusted key).
+TEST_F(TrustedPathTest, AFileNamedThroughLinksHoldsEachLinkToTheRule) {
+  const std::string key = dir_ / "db/p.kdb";
+  EXPECT_EQ(untrusted_reason_through_links(key, env_), std::nullopt);
+  fs::create_directory(dir_ / "links");
+  ::chmod((dir_ / "links").c_str(), 0755);
+  const std::string link = dir_ / "links/key.pub";
+  fs::create_symlink(key, link);
+  EXPECT_EQ(untrusted_reason_through_links(link, env_), std::nullopt);
+  // A second link, relative, to the first.
+  const std::string again = dir_ / "links/again.pub";
+  fs::create_symlink("key.pub", again);
+  EXPECT_EQ(untrusted_reason_through_links(again, env_), std::nullopt);
+
+  env_.owners[link] = other();  // another user's link
+  auto why = untrusted_reason_through_links(again, env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("link " + link + " is owned by another user"), std::string::npos) << *why;
+  env_.owners.erase(link);
+
+  env_.owners[dir_ / "links"] = other();  // in another user's folder
+  why = untrusted_reason_through_links(link, env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("folder " + dir_ / "links" + " is owned by another user"), std::string::npos)
+      << *why;
+  env_.owners.erase(dir_ / "links");
+
+  // In a folder others can write: only with the sticky bit (as /tmp).
+  ::chmod((dir_ / "links").c_str(), 0777);
+  EXPECT_TRUE(untrusted_reason_through_links(link, env_).has_value());
+  ::chmod((dir_ / "links").c_str(), 01777);
+  EXPECT_EQ(untrusted_reason_through_links(link, env_), std::nullopt);
+
+  // The file at the end is held to the file's rule.
+  ::chmod(key.c_str(), 0666);
+  why = untrusted_reason_through_links(link, env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("file " + key + " is writable by others"), std::string::npos) << *why;
+  ::chmod(key.c_str(), 0644);
+
+  // A loop ends.
+  fs::create_symlink(dir_ / "db/loop2", dir_ / "db/loop1");
+  fs::create_symlink(dir_ / "db/loop1", dir_ / "db/loop2");
+  why = untrusted_reason_through_links(dir_ / "db/loop1", env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("more than 16 links"), std::string::npos) << *why;
 }
 
 TEST_F(TrustedPathTest, RelativePathsAreCheckedFromTheWorkingFolder) {

@@ -30,4 +30,12 @@ std::optional<std::string> untrusted_reason(const std::string& path, const Env& 
 // this user alone (Env::group_is_private) is not writable by others.
 std::optional<std::string> untrusted_folder_reason(const std::string& path, const Env& env);
 
+// The rule for a file the user may name through links (a key file given
+// on the command line or in KCACHE_TRUSTED_KEYS): each link on the way is
+// held to it as its owner's (owned by root or this user, in folders
+// others cannot replace it in: writable by others only with the sticky
+// bit), then the file the last one names, as untrusted_reason. nullopt
+// when it can be trusted or does not exist.
+std::optional<std::string> untrusted_reason_through_links(const std::string& path, const Env& env);
+
 }  // namespace kcache
