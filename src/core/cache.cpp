@@ -46,11 +46,11 @@
 #include "core/user_entries.h"
 #include "env/env.h"
 #include "env/temp_dir.h"
+#include "env/trusted_path.h"
 #include "format/kdb_file.h"
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
 #include "store/tier.h"
-#include "env/trusted_path.h"
 #include "store/user/user_tier.h"
 
 namespace kcache {

@@ -2,12 +2,12 @@
 // `kcache verify PKG` show.
 #include <kcache/package.h>
 
+#include "env/trusted_path.h"
 #include "format/entry.h"
 #include "format/kdb_file.h"
 #include "sign/key_file.h"
 #include "store/system/package_fit.h"
 #include "store/system/trusted_keys.h"
-#include "env/trusted_path.h"
 
 namespace kcache {
 

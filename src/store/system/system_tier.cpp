@@ -9,10 +9,10 @@
 #include <mutex>
 #include <set>
 
+#include "env/trusted_path.h"
 #include "format/kdb_file.h"
 #include "store/system/package_fit.h"
 #include "store/system/trusted_keys.h"
-#include "env/trusted_path.h"
 
 namespace kcache {
 namespace {

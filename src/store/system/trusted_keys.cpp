@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "env/trusted_path.h"
 #include "sign/ed25519.h"
 #include "sign/key_file.h"
-#include "env/trusted_path.h"
 
 namespace kcache {
 namespace {
