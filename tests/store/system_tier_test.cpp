@@ -95,6 +95,54 @@ TEST(SystemTierTest, ArchWidePackageAloneIsEnough) {
   EXPECT_TRUE(captured.lines.empty());
 }
 
+// A running program takes up a package installed later: one where none
+// was, and one renamed over a package that could not be used (an audit's
+// long-running program compiled every request after a truncated package
+// was replaced by a good one). `recheck` 0: every lookup looks.
+TEST(SystemTierTest, APackageInstalledLaterIsTakenUp) {
+  TempFolder dir;
+  Entry entry = entry_named("later");
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier =
+      make_system_tier(dir.path(), {}, Env::posix(), log, events, std::chrono::milliseconds(0));
+  const DbNames names{"sm_79_7", "sm_79"};
+  EXPECT_FALSE(tier->get(names, entry.key)->has_value());
+  write_package(dir / "sm_79.kdb.tmp", {entry});
+  std::filesystem::rename(dir / "sm_79.kdb.tmp", dir / "sm_79.kdb");
+  EXPECT_TRUE(tier->get(names, entry.key)->has_value()) << "installed where none was";
+
+  // Cut short in place: unusable, then a whole one renamed over it.
+  std::filesystem::resize_file(dir / "sm_79.kdb", 40);
+  EXPECT_FALSE(tier->get(names, entry.key)->has_value());
+  EXPECT_FALSE(tier->get(names, entry.key)->has_value());
+  write_package(dir / "sm_79.kdb.tmp", {entry});
+  std::filesystem::rename(dir / "sm_79.kdb.tmp", dir / "sm_79.kdb");
+  EXPECT_TRUE(tier->get(names, entry.key)->has_value()) << "renamed over a cut one";
+
+  // A drop-in added beside it.
+  Entry more = entry_named("more");
+  std::filesystem::create_directory(dir / "sm_79.kdb.d");
+  write_package(dir / "sm_79.kdb.d/lib.kdb", {more});
+  EXPECT_TRUE(tier->get(names, more.key)->has_value()) << "a drop-in added";
+}
+
+// Looked at again only after `recheck`: a lookup within it keeps what was
+// opened (no stat on the way of every hit).
+TEST(SystemTierTest, ThePackagesAreLookedAtAgainOnlyAfterTheRecheckTime) {
+  TempFolder dir;
+  Entry entry = entry_named("soon");
+  Captured captured;
+  Logger log = captured.logger();
+  NullEvents events;
+  auto tier = make_system_tier(dir.path(), {}, Env::posix(), log, events, std::chrono::hours(1));
+  const DbNames names{"sm_76_7", "sm_76"};
+  EXPECT_FALSE(tier->get(names, entry.key)->has_value());
+  write_package(dir / "sm_76.kdb", {entry});
+  EXPECT_FALSE(tier->get(names, entry.key)->has_value()) << "looked again within the hour";
+}
+
 // A package that exists but cannot be used is treated as absent, with one
 // warning naming the file and the reason and never "Missing ...": damage is
 // reported as corruption (TierEvents, whose warning the cache gives), a

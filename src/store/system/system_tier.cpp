@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -31,11 +32,26 @@ std::string unsigned_text(const std::string& refusal) {
   return "not used: " + refusal + " (KCACHE_TRUSTED_KEYS)";
 }
 
+using Clock = std::chrono::steady_clock;
+
+// What a path held when a shelf was opened: the file's identity, size and
+// modification time, or nothing there.
+struct Stamp {
+  std::string path;
+  std::optional<FileInfo> seen;
+  bool same_as(const std::optional<FileInfo>& now) const {
+    if (seen.has_value() != now.has_value()) return false;
+    return !seen || (seen->type == now->type && seen->id == now->id && seen->size == now->size &&
+                     seen->modified_unix == now->modified_unix);
+  }
+};
+
 class SystemTier final : public Tier {
  public:
   SystemTier(std::string folder, std::vector<std::string> trusted_keys, const Env& env,
-             const Logger& log, TierEvents& events)
-      : folder_(std::move(folder)),
+             const Logger& log, TierEvents& events, Clock::duration recheck)
+      : recheck_(recheck),
+        folder_(std::move(folder)),
         trusted_key_paths_(std::move(trusted_keys)),
         env_(env),
         log_(log),
@@ -50,9 +66,10 @@ class SystemTier final : public Tier {
       std::shared_ptr<const Shelf> exact;
       std::shared_ptr<const Shelf> arch;
       {
+        const Clock::time_point now = Clock::now();
         std::lock_guard lock(mutex_);  // once for both: this runs on every lookup
-        exact = shelf_locked(db.exact);
-        if (db.arch != db.exact) arch = shelf_locked(db.arch);
+        exact = shelf_locked(db.exact, now);
+        if (db.arch != db.exact) arch = shelf_locked(db.arch, now);
       }
       if (!exact->present && !(arch && arch->present)) {
         // Said once per process and file; the flag spares every later miss
@@ -241,6 +258,12 @@ class SystemTier final : public Tier {
     std::vector<std::shared_ptr<const Package>> packages;
     bool present = false;  // some package file exists, usable or not
     mutable std::atomic<bool> missing_reported{false};
+    // What its files were when it was opened (<db>.kdb, the drop-in
+    // folder, each drop-in), looked at again now and then (recheck_,
+    // mutex_ held): a package installed where none was, a drop-in added,
+    // a file renamed over one that could not be used, are taken up.
+    std::vector<Stamp> stamps;
+    mutable Clock::time_point checked;
   };
 
   // What entry_in found: the entry, nothing (a bad entry, reported), or a
@@ -413,13 +436,30 @@ class SystemTier final : public Tier {
 
   // The packages of `db`, opened once per process (again after one of
   // them changed), mutex_ held.
-  std::shared_ptr<const Shelf> shelf_locked(const std::string& db) {
+  std::shared_ptr<const Shelf> shelf_locked(const std::string& db, Clock::time_point now) {
     auto it = shelves_.find(db);
-    if (it != shelves_.end()) return it->second;
+    if (it != shelves_.end()) {
+      const Shelf& held = *it->second;
+      if (now - held.checked < recheck_) return it->second;
+      held.checked = now;
+      if (std::all_of(held.stamps.begin(), held.stamps.end(), [&](const Stamp& stamp) {
+            return stamp.same_as(file_info_or_none(stamp.path));
+          })) {
+        return it->second;
+      }
+      log_.debug("SystemDb", "the packages of " + db + " changed on disk; they are opened anew");
+      shelves_.erase(it);  // lookups holding it finish with it
+    }
     auto shelf = std::make_shared<Shelf>();
     shelf->db = db;
-    shelf->packages.push_back(open_package(folder_ + "/" + db + ".kdb"));
+    shelf->checked = now;
+    // Stamped before they are opened: a change after the stamp is seen
+    // at the next look, never missed.
+    const std::string main = folder_ + "/" + db + ".kdb";
     const std::string drop_ins = drop_in_folder(db);
+    shelf->stamps.push_back({main, file_info_or_none(main)});
+    shelf->stamps.push_back({drop_ins, file_info_or_none(drop_ins)});
+    shelf->packages.push_back(open_package(main));
     if (auto names = drop_in_names(drop_ins)) {
       // Each is held open (and mapped) for the process: a bound, so that a
       // folder of hundreds cannot take the program's descriptors.
@@ -431,7 +471,9 @@ class SystemTier final : public Tier {
         names->resize(kMostDropIns);
       }
       for (const auto& name : *names) {
-        shelf->packages.push_back(open_package(drop_ins + "/" + name));
+        const std::string path = drop_ins + "/" + name;
+        shelf->stamps.push_back({path, file_info_or_none(path)});
+        shelf->packages.push_back(open_package(path));
       }
     } else if (env_.list_dir(folder_)) {  // else the folder was said as one
       // There, but its packages cannot be told apart: said once, and the
@@ -443,6 +485,11 @@ class SystemTier final : public Tier {
     for (const auto& p : shelf->packages) shelf->present = shelf->present || p->present;
     shelves_[db] = shelf;
     return shelf;
+  }
+
+  std::optional<FileInfo> file_info_or_none(const std::string& path) const {
+    auto info = env_.file_info(path);
+    return info ? std::optional<FileInfo>(*info) : std::nullopt;
   }
 
   // The package file at `path`, opened, trusted and mapped (or refused,
@@ -529,6 +576,7 @@ class SystemTier final : public Tier {
     return made;
   }
 
+  const Clock::duration recheck_;  // how often a shelf's files are looked at again
   const std::string folder_;
   const std::vector<std::string> trusted_key_paths_;
   mutable std::once_flag keys_loaded_;
@@ -543,8 +591,10 @@ class SystemTier final : public Tier {
 }  // namespace
 
 std::unique_ptr<Tier> make_system_tier(std::string folder, std::vector<std::string> trusted_keys,
-                                       const Env& env, const Logger& log, TierEvents& events) {
-  return std::make_unique<SystemTier>(std::move(folder), std::move(trusted_keys), env, log, events);
+                                       const Env& env, const Logger& log, TierEvents& events,
+                                       std::chrono::milliseconds recheck) {
+  return std::make_unique<SystemTier>(std::move(folder), std::move(trusted_keys), env, log, events,
+                                      recheck);
 }
 
 }  // namespace kcache

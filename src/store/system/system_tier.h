@@ -5,7 +5,8 @@
 // warning per process and file:
 //   kcache: Warning [SystemDb] Missing system database file: <name>.kdb Performance may degrade
 // A file that exists but cannot be used (damaged, truncated, empty, a
-// folder, unreadable) is treated as absent, with one warning naming it and
+// folder, unreadable) is treated as absent (until another file is put in
+// its place), with one warning naming it and
 // the reason; `kcache verify` lists it and exits 1, since a package is
 // never moved or repaired here. A package another user could have written
 // is refused (trusted_path.h); with trusted keys (KCACHE_TRUSTED_KEYS) a
@@ -14,6 +15,7 @@
 // (trusted_keys.h).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,7 +26,13 @@
 
 namespace kcache {
 
+// `recheck`: how often the files of a database's packages are looked at
+// again (a stat each): one installed where none was, a drop-in added, one
+// renamed over a package that could not be used, are then taken up by a
+// running program. A package in use that changes is seen at once (its
+// open file's fstat, or its checks).
 std::unique_ptr<Tier> make_system_tier(std::string folder, std::vector<std::string> trusted_keys,
-                                       const Env& env, const Logger& log, TierEvents& events);
+                                       const Env& env, const Logger& log, TierEvents& events,
+                                       std::chrono::milliseconds recheck = std::chrono::seconds(1));
 
 }  // namespace kcache
