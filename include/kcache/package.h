@@ -28,6 +28,16 @@ KCACHE_EXPORT bool starts_as_package(std::span<const std::uint8_t> head);
 // A database's drop-in packages (other libraries' packages for its target)
 // lie in the folder "<db>.kdb.d" beside "<db>.kdb" in the system folder.
 inline constexpr std::string_view kDropInFolderSuffix = ".kdb.d";
+// At most this many drop-ins a database are used, the first in the byte
+// order of their names (each is held open: a bound on a program's file
+// descriptors); the others are said and passed over.
+inline constexpr std::size_t kMostDropIns = 64;
+// Why a drop-in of `db` past those is not used, in the words of the
+// system tier's warning, `kcache verify`, `info` and `install`.
+inline std::string drop_in_not_used_reason(std::string_view db) {
+  return "the system tier uses the first " + std::to_string(kMostDropIns) + " drop-ins of " +
+         std::string(db) + " in name order, and this one comes after them";
+}
 // Whether `file_name`, in a drop-in folder, names a package: "*.kdb", not
 // hidden (".x.kdb" is an install's temporary).
 inline bool is_drop_in_package(std::string_view file_name) {

@@ -104,4 +104,23 @@ expect_eq "nothing else was installed" "liba.kdb libb.kdb" "$(ls "$T/sys/gfx906_
 run install "$good" --name liba
 expect_rc 0
 expect_contains "a replaced package is said" "liba.kdb (1 kernel; it replaces the package that was there)" "$OUT"
+
+# Past the 64 drop-ins the tier uses (in name order): install, info and
+# verify say so (an audit's 65th was installed with exit 0, "may apply"
+# and verified clean, yet never used).
+mkdir -p "$T/sys3/gfx906_60.kdb.d"
+for i in $(seq -w 1 64); do cp "$other" "$T/sys3/gfx906_60.kdb.d/p$i.kdb"; done
+export KCACHE_SYSTEM_DB_PATH="$T/sys3"
+run install "$good" --name zz
+expect_rc 1
+expect_contains "install past 64" "the system tier will not use $T/sys3/gfx906_60.kdb.d/zz.kdb: the system tier uses the first 64 drop-ins of gfx906_60 in name order" "$ERR"
+run info
+expect_contains "info past 64" "gfx906_60.kdb.d/zz.kdb: does not apply: the system tier uses the first 64 drop-ins" "$OUT"
+expect_not_contains "info: the 64th is used" "p64.kdb: does not apply" "$OUT"
+run verify
+expect_rc 1
+expect_contains "verify past 64" "$T/sys3/gfx906_60.kdb.d/zz.kdb" "$OUT$ERR"
+run install "$good" --name a0
+expect_rc 0
+unset KCACHE_SYSTEM_DB_PATH
 echo "PASS [$TEST_NAME]"

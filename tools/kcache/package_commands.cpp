@@ -102,6 +102,23 @@ int install_one(const std::string& path, const std::string& folder, const std::s
   std::cout << "installed " << target << " (" << counted(kernels, "kernel")
             << (replacing ? "; it replaces the package that was there" : "") << ")\n";
   warn_if_others_could_write(*info, trusted_keys);
+  if (!drop_in.empty()) {
+    // In place, but past the drop-ins the tier uses: not what was asked.
+    std::vector<std::string> names;
+    std::error_code listing;
+    for (const auto& file : std::filesystem::directory_iterator(into, listing)) {
+      const std::string name = file.path().filename().string();
+      if (is_drop_in_package(name)) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    const auto at = std::find(names.begin(), names.end(), drop_in + ".kdb");
+    if (!listing && at != names.end() &&
+        static_cast<std::size_t>(at - names.begin()) >= kMostDropIns) {
+      return report_failure("the system tier will not use " + target + ": " +
+                            drop_in_not_used_reason(db) +
+                            "; remove a drop-in before it, or give it a name earlier in order");
+    }
+  }
   // In place, but refused where it lies (ssh's StrictModes): not what was
   // asked, so not a success. It is left there: with the folder mended (or
   // the package signed by a trusted key) it is used.

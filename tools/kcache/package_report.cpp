@@ -104,9 +104,19 @@ std::vector<std::string> installed_package_names(
       folder_problems[name] = "a drop-in folder that is not a folder; its packages are not used";
       continue;
     }
+    std::vector<std::string> files;
     for (const auto& drop_in : std::filesystem::directory_iterator(entry.path(), inner)) {
       const std::string file = drop_in.path().filename().string();
-      if (is_drop_in_package(file)) names.push_back(name + "/" + file);
+      if (is_drop_in_package(file)) files.push_back(file);
+    }
+    // The system tier uses the first kMostDropIns in name order.
+    std::sort(files.begin(), files.end());
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      names.push_back(name + "/" + files[i]);
+      if (i >= kMostDropIns) {
+        folder_problems[names.back()] =
+            drop_in_not_used_reason(name.substr(0, name.size() - kDropInFolderSuffix.size()));
+      }
     }
     if (inner) {
       names.push_back(name);
@@ -305,7 +315,9 @@ std::string report_installed_packages(const std::string& folder, bool json, nloh
   for (const auto& name : names) {
     const std::string path = folder + "/" + name;
     if (auto bad = folder_problems.find(name); bad != folder_problems.end()) {
-      const std::string db = name.substr(0, name.size() - kDropInFolderSuffix.size());
+      const std::string db = name.ends_with(kDropInFolderSuffix)
+                                 ? name.substr(0, name.size() - kDropInFolderSuffix.size())
+                                 : file_db(name);
       if (json) {
         out->push_back({{"path", path},
                         {"db", db},

@@ -18,9 +18,6 @@
 namespace kcache {
 namespace {
 
-// At most this many drop-ins a database are used (a few libraries'
-// packages for one target).
-constexpr std::size_t kMostDropIns = 64;
 // Packages are read-only here: verify names the problem, --repair leaves it.
 constexpr const char* kNotRepaired = " (a read-only package: reinstall or remove it)";
 // Why a package is refused, in the words of its warning and of verify.
@@ -143,7 +140,14 @@ class SystemTier final : public Tier {
             {drop_ins, listed.status().message() + "; its packages are not used", false});
         continue;
       }
-      for (const auto& name : *listed) verify_package(drop_ins + "/" + name, db, report);
+      for (std::size_t i = 0; i < listed->size(); ++i) {
+        const std::string drop_in = drop_ins + "/" + (*listed)[i];
+        if (i >= kMostDropIns) {
+          report.problems.push_back({drop_in, "not used: " + drop_in_not_used_reason(db), false});
+          continue;
+        }
+        verify_package(drop_in, db, report);
+      }
     }
     return Status::ok();
   }
