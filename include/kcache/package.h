@@ -57,6 +57,8 @@ struct KCACHE_EXPORT PackageInfo {
   // With `check_entries`: the entries that fail their checks (checksum,
   // key, and in a signed package the digest it was signed with).
   std::uint64_t bad_entries = 0;
+  // Which: each such entry's key (hex) and what fails, in index order.
+  std::vector<std::pair<std::string, std::string>> bad_entry_problems{};
   std::vector<std::pair<std::string, std::string>> metadata{};
   // Why another user could have written the file; empty when no one could.
   std::string untrusted{};

@@ -38,7 +38,10 @@ Result<PackageInfo> read_package_info(const std::string& path, bool check_entrie
     for (const auto& slot : (*kdb)->slots()) {
       auto bytes = (*kdb)->read(slot);
       if (!bytes) return bytes.status();
-      if (!decode_package_entry(**kdb, slot, *bytes)) ++info.bad_entries;
+      if (auto entry = decode_package_entry(**kdb, slot, *bytes); !entry) {
+        ++info.bad_entries;
+        info.bad_entry_problems.emplace_back(slot.key.hex(), entry.status().message());
+      }
     }
   }
   return info;

@@ -196,6 +196,14 @@ run import "$T/one-bad.kdb"
 expect_rc 1
 expect_contains "import takes the good one" "imported 1 entry of $T/one-bad.kdb" "$OUT"
 expect_contains "import says what it left out" "1 entry fails its checks and was left out" "$ERR"
+# verify says which, as import's message promises.
+run verify "$T/one-bad.kdb"
+expect_rc 1
+expect_contains "verify PKG names the failing entry" "problem: entry " "$OUT"
+expect_contains "and what fails" "checksum" "$OUT"
+run verify "$T/one-bad.kdb" --json
+expect_eq "verify --json names it" 1 \
+  "$(json_py "$OUT" 'len([p for p in d[0]["problems"] if p.startswith("entry ")])')"
 run merge "$T/one-bad.kdb" --output "$T/remerged.kdb"
 expect_rc 1
 expect_contains "merge writes the good one" "(1 kernel)" "$OUT"

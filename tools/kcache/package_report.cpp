@@ -421,6 +421,15 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
     } else {
       if (info->bad_entries > 0) {
         problems.push_back(failing_entries(info->bad_entries, info->kernels));
+        // Which (import and merge send the user here to learn it).
+        constexpr std::size_t kNamed = 20;
+        const auto& bad = info->bad_entry_problems;
+        for (std::size_t i = 0; i < bad.size() && i < kNamed; ++i) {
+          problems.push_back("entry " + bad[i].first + ": " + bad[i].second);
+        }
+        if (bad.size() > kNamed) {
+          problems.push_back(std::to_string(bad.size() - kNamed) + " more entries fail");
+        }
       }
       if (!info->signature_problem.empty()) problems.push_back(info->signature_problem);
       // A broken signature is the refusal too: said once, and the key it
