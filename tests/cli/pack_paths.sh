@@ -54,5 +54,12 @@ for work in "$T/pkg-same/fake1.kdb" "$T/pkg-same/./fake1.kdb/" "../pkg-same/fake
   expect_contains "--work $work is refused" "is the package's path" "$ERR"
   [[ ! -e "$T/pkg-same/fake1.kdb" ]] || fail "--work $work: pack made $T/pkg-same/fake1.kdb"
 done
+# Or a folder inside it: refused before compiling (an audit's was found
+# only at the rename, every kernel compiled and a folder left in its place).
+run pack --manifest "$T/m.jsonl" --target fake1 --output "$T/pkg-same/fake1.kdb" \
+  --work "$T/pkg-same/fake1.kdb/w"
+expect_rc 2
+expect_contains "--work inside --output is refused" "lies inside the package's path" "$ERR"
+[[ ! -e "$T/pkg-same/fake1.kdb" ]] || fail "--work inside: pack made $T/pkg-same/fake1.kdb"
 expect_eq "nothing compiled for a refused --work" 2 "$(wc -l <"$T/elsewhere/ran")"
 pass

@@ -262,6 +262,17 @@ bool is_same_path(const std::string& a, const std::string& b) {
   return !error_a && !error_b && normal_a == normal_b;
 }
 
+// Whether `inner` lies beneath `outer` (a folder inside a path meant for
+// a file), compared as written, made absolute.
+bool is_beneath(const std::string& inner, const std::string& outer) {
+  std::error_code error_a, error_b;
+  const auto a = std::filesystem::absolute(inner, error_a).lexically_normal();
+  const auto b = std::filesystem::absolute(outer, error_b).lexically_normal();
+  if (error_a || error_b) return false;
+  const auto rest = a.lexically_relative(b);
+  return !rest.empty() && *rest.begin() != ".." && rest != ".";
+}
+
 // A process that compiles kernel after kernel keeps the memory its
 // compiler frees for the next compile, instead of handing it back to the
 // system and faulting it in again: NVRTC frees its ~100 MB each kernel, and
@@ -363,9 +374,12 @@ int run_pack(const PackArgs& args) {
   // The pack's own cache: its user tier in the work folder, nothing else
   // (no package, no recording, failures not remembered).
   const std::string work = args.work.empty() ? args.output + ".pack" : args.work;
-  if (is_same_path(work, args.output)) {
+  if (is_same_path(work, args.output) || is_beneath(work, args.output)) {
     std::cerr << "kcache: --work " << work
-              << " is the package's path; name another folder for the pack's work\n";
+              << (is_beneath(work, args.output) ? " lies inside the package's path "
+                                                : " is the package's path")
+              << (is_beneath(work, args.output) ? args.output : "")
+              << "; name another folder for the pack's work\n";
     return 2;
   }
   CacheOptions options;
