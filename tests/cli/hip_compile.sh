@@ -96,6 +96,15 @@ KCACHE_SYSTEM_DB_PATH="$T/sys" run info --json
 expect_eq "info --json: checked" false \
   "$(json_py "$OUT" '[p for p in d["packages"] if p["path"].endswith("gfx906.kdb")][0]["checked"]')"
 
+# pack for an arch this ROCm does not know: a usage error before any
+# folder is made or worker started (comgr's list is asked, never hipRTC).
+KCACHE_RECORD="$T/hip.jsonl" compile_raw "${HIP[@]}" --target gfx906
+expect_rc 0
+run pack --manifest "$T/hip.jsonl" --target gfx942 --output "$T/pk/gfx942.kdb"
+expect_rc 2
+expect_contains "pack for an unknown HIP arch" "cannot compile for gfx942" "$ERR"
+[[ ! -e "$T/pk" ]] || fail "pack for gfx942 made $T/pk"
+
 leftovers="$(find "$TMPDIR" -mindepth 1)"
 expect_eq "files left in TMPDIR" "" "$leftovers"
 expect_eq "comgr-* folders in /tmp (before vs after)" "$comgr_before" "$(comgr_in_tmp)"

@@ -102,13 +102,15 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
 // so that such a pack is a usage error before any folder is made or
 // worker started; nullopt when it fits, when the runtime cannot say (the
 // workers then say why), or when other backends' lines may fit (a misfit
-// line then fails with this reason in its worker). hipRTC is not asked
-// here (it may abort its process on some archs: its worker is).
+// line then fails with this reason in its worker). For HIP, comgr's list
+// of the archs it knows is asked (kUnavailable when the target is not on
+// it), never hipRTC, which may abort its process on some archs: its
+// workers compile.
 std::optional<std::string> runtime_misfit(const std::vector<Line>& lines,
                                           const CompilerConfig& config, Compilers& compilers) {
   if (lines.empty()) return std::nullopt;
   const std::string& backend = lines.front().backend;
-  if ((backend != "opencl" && backend != "nvrtc") ||
+  if ((backend != "opencl" && backend != "nvrtc" && backend != "hip") ||
       std::any_of(lines.begin(), lines.end(),
                   [&](const Line& l) { return l.backend != backend; })) {
     return std::nullopt;
@@ -116,8 +118,12 @@ std::optional<std::string> runtime_misfit(const std::vector<Line>& lines,
   auto compiler = compiler_for(lines.front(), config, compilers);
   if (!compiler) return std::nullopt;
   auto fits = (*compiler)->resolve_target(lines.front().request.target);
-  if (fits || fits.status().code() != StatusCode::kInvalidArgument) return std::nullopt;
-  return fits.status().message();
+  const StatusCode code = fits ? StatusCode::kOk : fits.status().code();
+  if (code == StatusCode::kInvalidArgument ||
+      (backend == "hip" && code == StatusCode::kUnavailable)) {
+    return fits.status().message();
+  }
+  return std::nullopt;
 }
 
 // --from-cache: the manifest's kernels the user cache already holds, for
