@@ -93,10 +93,10 @@ ManifestLines read_lines(std::string_view manifest, const std::string& backend,
       continue;
     }
     if (auto misfit = target_misfit(line->backend, target)) {
-      const std::string why =
-          line->backend + " cannot compile for " + target.to_string() + ": " + *misfit;
-      out.problems.push_back("line " + std::to_string(number) + ": " + why);
-      if (out.misfits++ == 0) out.first_misfit = why;
+      auto& [count, why] = out.misfits[line->backend];
+      if (count++ == 0) {
+        why = line->backend + " cannot compile for " + target.to_string() + ": " + *misfit;
+      }
       continue;
     }
     const std::size_t hash = kernel_hash(*line);

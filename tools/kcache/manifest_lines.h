@@ -5,6 +5,7 @@
 #include <kcache/cache.h>
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,14 +32,16 @@ struct ManifestLines {
   std::vector<Line> lines;            // each kernel once, its request's target set
   std::vector<std::string> problems;  // lines that do not parse, each naming its number
   std::size_t other_backends = 0;     // lines of another backend, left out
-  std::size_t misfits = 0;            // lines whose backend takes no such target (in problems)
-  std::string first_misfit;           // why, for the first of them
-  std::size_t repeats = 0;            // lines asking for a kernel an earlier line asks for
+  // Lines whose backend takes no such target (an AMD arch for nvrtc): not
+  // for this package, so left out and said, not failed; by backend, with
+  // why.
+  std::map<std::string, std::pair<std::size_t, std::string>> misfits;
+  std::size_t repeats = 0;  // lines asking for a kernel an earlier line asks for
 };
 
 // The lines of `manifest` (blank lines passed over), of `backend` alone
 // when it is not empty, for `target` (a line whose backend can take no
-// target of that name, an AMD arch for nvrtc, is a problem). A kernel the manifest names twice
+// target of that name, an AMD arch for nvrtc, is a misfit). A kernel the manifest names twice
 // (manifests joined with `cat`, or recorded for two targets and packed for
 // one: same_kernel) is kept once and its repeats counted.
 ManifestLines read_lines(std::string_view manifest, const std::string& backend,

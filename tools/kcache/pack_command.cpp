@@ -52,6 +52,9 @@ struct PackArgs {
   unsigned jobs = 0;
   bool from_cache = false;
   int worker_of = 0;  // run as one of this pack process's jobs (pack_workers.h)
+  // Backends whose runtime takes no such target: their lines are left out
+  // (the pack finds them; its workers are told).
+  std::vector<std::string> leave_out;
 };
 
 // Runs `work` from `folder` when one is given and is here, then goes back
@@ -106,18 +109,13 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
 // of the archs it knows is asked (kUnavailable when the target is not on
 // it), never hipRTC, which may abort its process on some archs: its
 // workers compile.
-std::optional<std::string> runtime_misfit(const std::vector<Line>& lines,
-                                          const CompilerConfig& config, Compilers& compilers) {
-  if (lines.empty()) return std::nullopt;
-  const std::string& backend = lines.front().backend;
-  if ((backend != "opencl" && backend != "nvrtc" && backend != "hip") ||
-      std::any_of(lines.begin(), lines.end(),
-                  [&](const Line& l) { return l.backend != backend; })) {
-    return std::nullopt;
-  }
-  auto compiler = compiler_for(lines.front(), config, compilers);
+std::optional<std::string> runtime_misfit(const Line& line, const CompilerConfig& config,
+                                          Compilers& compilers) {
+  const std::string& backend = line.backend;
+  if (backend != "opencl" && backend != "nvrtc" && backend != "hip") return std::nullopt;
+  auto compiler = compiler_for(line, config, compilers);
   if (!compiler) return std::nullopt;
-  auto fits = (*compiler)->resolve_target(lines.front().request.target);
+  auto fits = (*compiler)->resolve_target(line.request.target);
   const StatusCode code = fits ? StatusCode::kOk : fits.status().code();
   if (code == StatusCode::kInvalidArgument ||
       (backend == "hip" && code == StatusCode::kUnavailable)) {
@@ -317,7 +315,7 @@ double seconds_since(std::chrono::steady_clock::time_point from) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
 }
 
-int run_pack(const PackArgs& args) {
+int run_pack(PackArgs args) {
   const auto began = std::chrono::steady_clock::now();
   if (args.worker_of > 0) end_with_parent(args.worker_of);
   if (args.output.empty()) {
@@ -355,8 +353,8 @@ int run_pack(const PackArgs& args) {
               << " can be compiled for it (" << why << ")\n";
     return 2;
   };
-  if (lines.empty() && read.misfits > 0 && read.misfits == problems.size()) {
-    return no_line_fits(read.first_misfit);
+  if (lines.empty() && !read.misfits.empty() && problems.empty()) {
+    return no_line_fits(read.misfits.begin()->second.second);
   }
   const bool worker = args.worker_of > 0;
   keep_nvrtc_from_the_driver(lines);  // single-threaded still: nothing reads the environment
@@ -366,8 +364,27 @@ int run_pack(const PackArgs& args) {
   // This process's compilers, each made once: the target's check, the
   // user cache's keys (--from-cache) and the compiles reuse them.
   Compilers compilers;
-  if (auto misfit = worker ? std::nullopt : runtime_misfit(lines, config, compilers)) {
-    return no_line_fits(*misfit);
+  // Each backend's runtime asked once whether it takes the target: the
+  // lines of one that does not are left out (said, not failed: they are
+  // not for this package), and the workers told to leave them out too.
+  if (!worker) {
+    std::set<std::string> asked;
+    for (const Line& line : lines) {
+      if (!asked.insert(line.backend).second) continue;
+      if (auto misfit = runtime_misfit(line, config, compilers)) {
+        args.leave_out.push_back(line.backend);
+        read.misfits[line.backend].second = *misfit;
+      }
+    }
+  }
+  std::erase_if(lines, [&](const Line& line) {
+    const bool out = std::find(args.leave_out.begin(), args.leave_out.end(), line.backend) !=
+                     args.leave_out.end();
+    if (out && !worker) ++read.misfits[line.backend].first;
+    return out;
+  });
+  if (!worker && lines.empty() && !read.misfits.empty() && problems.empty()) {
+    return no_line_fits(read.misfits.begin()->second.second);
   }
   // The package's path is the parent's to check (a worker writes none).
   if (int bad = worker ? 0 : check_package_path(args.output); bad != 0) return bad;
@@ -433,6 +450,10 @@ int run_pack(const PackArgs& args) {
     return 0;
   }
 
+  for (const auto& [backend, misfit] : read.misfits) {
+    std::cerr << "kcache: note: " << counted(misfit.first, "line") << " of backend " << backend
+              << " left out: " << misfit.second << "\n";
+  }
   say_how_to_resume(work);
   note_folders_not_here(lines);
   const std::size_t from_user =
@@ -469,6 +490,10 @@ int run_pack(const PackArgs& args) {
   std::vector<std::string> arguments = tool_arguments();
   arguments.push_back("--worker-of");
   arguments.push_back(std::to_string(::getpid()));
+  for (const auto& backend : args.leave_out) {
+    arguments.push_back("--leave-out-backend");
+    arguments.push_back(backend);
+  }
   // A compiler that crashed took its worker along: said, as its line is
   // tried again (a second loss fails it, named at the end).
   auto retry = [&](std::size_t index, const std::string& why) {
@@ -582,6 +607,7 @@ Runner add_pack_command(CLI::App& app) {
                 "compiling them");
   // Hidden: how a pack runs its jobs (pack_workers.h).
   cmd->add_option("--worker-of", args->worker_of)->group("");
+  cmd->add_option("--leave-out-backend", args->leave_out)->group("");
   return [args] { return run_pack(*args); };
 }
 
