@@ -51,14 +51,25 @@ Result<std::string> key_text(const std::string& path, std::string_view tag, cons
   if (const auto end = text.find('\n');
       end != std::string_view::npos &&
       text.find_first_not_of(" \t\r\n", end) != std::string_view::npos) {
-    return Status::invalid_argument(path +
-                                    " holds more than one line; a key file holds one key (give "
-                                    "each its own .pub file, in a folder KCACHE_TRUSTED_KEYS "
-                                    "names)");
+    return Status::invalid_argument(path + " holds more than one line; a key file holds one key" +
+                                    (tag == kPublicTag
+                                         ? std::string(" (give each its own .pub file, in a folder "
+                                                       "KCACHE_TRUSTED_KEYS names)")
+                                         : std::string(" (as kcache keygen writes it)")));
   }
   text = text.substr(0, text.find('\n'));
   const auto first_space = text.find(' ');
   if (text.substr(0, first_space) != tag || first_space == std::string_view::npos) {
+    // The usual slip the other way: the private key named where the
+    // public one goes (and perhaps handed around as one).
+    if (tag == kPublicTag && text.substr(0, first_space) == kSecretTag) {
+      return Status::invalid_argument(
+          path + " is a private key, not a public one: trust and check with its .pub file (" +
+          (path.ends_with(".pub") ? "and keep this one secret: a private key under a .pub name "
+                                    "may have been shared"
+                                  : path + ".pub, made with it") +
+          ")");
+    }
     return Status::invalid_argument(path + " is not a kcache " +
                                     std::string(tag == kPublicTag ? "public" : "private") +
                                     " key file (it should start with '" + std::string(tag) + " ')");
@@ -161,6 +172,13 @@ Status write_key_pair(const std::string& path, const Ed25519KeyPair& pair, bool 
           "; a key is written only as a file of its own (name another path)");
     }
     if (!overwrite) return Status::invalid_argument(p + " exists; give --force to replace it");
+  }
+  // A folder that is not there is said as such, not as the temporary
+  // file that could not be made in it.
+  if (const std::string folder = std::filesystem::path(path).parent_path().string();
+      !folder.empty() && !env.is_dir(folder)) {
+    return Status::not_found("cannot write " + path + ": its folder " + folder +
+                             " does not exist (or is not a folder)");
   }
   const std::string id = key_id(pair.public_key);
   if (Status s = env.write_file_atomic(path, line_of(kSecretTag, pair.secret_key, ""),

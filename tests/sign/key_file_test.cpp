@@ -38,6 +38,15 @@ TEST_F(KeyFileTest, APairWrittenReadsBack) {
   EXPECT_EQ(key_id(pair_.public_key).size(), 16u);
 }
 
+TEST_F(KeyFileTest, AFolderThatIsNotThereIsSaidAsSuch) {
+  Status made = write_key_pair(dir_ / "none/k", pair_, false, env_);
+  EXPECT_EQ(made.code(), StatusCode::kNotFound);
+  EXPECT_NE(made.message().find("its folder " + dir_ / "none" + " does not exist"),
+            std::string::npos)
+      << made.message();
+  EXPECT_EQ(made.message().find(".tmp."), std::string::npos) << made.message();
+}
+
 TEST_F(KeyFileTest, ExistingFilesAreKeptUnlessOverwriteIsAsked) {
   ASSERT_TRUE(write_key_pair(dir_ / "k", pair_, false, env_).is_ok());
   auto other = ed25519_generate();
@@ -104,8 +113,17 @@ TEST_F(KeyFileTest, AKeyThroughALinkIsRead) {
 
 TEST_F(KeyFileTest, WhatIsNotAKeyIsSaidSo) {
   ASSERT_TRUE(write_key_pair(dir_ / "k", pair_, false, env_).is_ok());
-  // The halves swapped.
-  EXPECT_EQ(read_public_key(dir_ / "k", env_).status().code(), StatusCode::kInvalidArgument);
+  // The halves swapped: the private key named as a public one is said as
+  // such (and under a .pub name, as one that may have been shared).
+  auto swapped = read_public_key(dir_ / "k", env_);
+  EXPECT_EQ(swapped.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(swapped.status().message().find("is a private key, not a public one"),
+            std::string::npos)
+      << swapped.status().message();
+  std::filesystem::copy_file(dir_ / "k", dir_ / "leak.pub");
+  EXPECT_NE(
+      read_public_key(dir_ / "leak.pub", env_).status().message().find("keep this one secret"),
+      std::string::npos);
   ::chmod((dir_ / "k.pub").c_str(), 0600);
   EXPECT_EQ(read_secret_key(dir_ / "k.pub", env_).status().code(), StatusCode::kInvalidArgument);
   // Damaged, empty, huge, a folder, absent.
