@@ -1,6 +1,7 @@
 #include "store/system/trusted_keys.h"
 
 #include <gtest/gtest.h>
+#include <kcache/package.h>  // what info and verify say of such a package
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -118,6 +119,17 @@ TEST_F(TrustedKeysTest, AnEntrySwappedForAnotherValidOneFailsItsDigest) {
   auto good = open("signed.kdb");
   auto good_bytes = good->read(*good->find(key_of("k")));
   EXPECT_TRUE(matches_signed_digest(*good, *good->find(key_of("k")), good_bytes->span()));
+
+  // What info and verify say of it under the keys: the entry named, and not
+  // "trusted", since the system tier refuses such a package whole (an
+  // audit saw "signature holds, trusted: yes").
+  auto info = read_package_info(dir_ / "spliced.kdb", /*check_entries=*/true, {dir_ / "keys"});
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_EQ(info->bad_entries, 1u);
+  ASSERT_EQ(info->bad_entry_problems.size(), 1u);
+  EXPECT_EQ(info->bad_entry_problems[0].second, kNotAsSigned);
+  EXPECT_NE(info->refusal.find("altered after it was signed"), std::string::npos) << info->refusal;
+  EXPECT_TRUE(info->signature_problem.empty());  // the signature itself holds
 }
 
 TEST_F(TrustedKeysTest, KeyFilesThatCannotBeUsedAreProblemsAndTheOthersCount) {
