@@ -130,5 +130,14 @@ KCACHE_EXPORT Result<std::string> sign_package(const std::string& path,
 // or other-writable key file) as kInvalidArgument or kNotFound.
 KCACHE_EXPORT Result<std::vector<std::string>> read_trusted_keys(
     const std::vector<std::string>& paths);
+// The same read as the system tier reads KCACHE_TRUSTED_KEYS: the ids of
+// the keys it would trust, and, apart, each key file or folder it would
+// pass over and why (a missing one included), so that a tool judges a
+// folder of keys as the tier does.
+struct KCACHE_EXPORT TrustedKeyList {
+  std::vector<std::string> ids{};
+  std::vector<std::string> problems{};
+};
+KCACHE_EXPORT TrustedKeyList list_trusted_keys(const std::vector<std::string>& paths);
 
 }  // namespace kcache

@@ -49,6 +49,24 @@ Result<std::string> sign_package(const std::string& path, const std::string& sig
   return key_id(signer->public_key);
 }
 
+TrustedKeyList list_trusted_keys(const std::vector<std::string>& paths) {
+  const Env& env = Env::posix();
+  TrustedKeyList out;
+  std::vector<std::string> there;
+  for (const auto& path : paths) {
+    if (!path.empty() && !env.exists(path)) {
+      out.problems.push_back("Trusted key " + path + " does not exist");
+      continue;
+    }
+    there.push_back(path);
+  }
+  if (there.empty() && !paths.empty()) return out;
+  TrustedKeys keys = TrustedKeys::load(there, env);
+  out.problems.insert(out.problems.end(), keys.problems().begin(), keys.problems().end());
+  for (const auto& key : keys.keys()) out.ids.push_back(key_id(key));
+  return out;
+}
+
 Result<std::vector<std::string>> read_trusted_keys(const std::vector<std::string>& paths) {
   const Env& env = Env::posix();
   for (const auto& path : paths) {

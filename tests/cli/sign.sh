@@ -84,6 +84,16 @@ expect_rc 1
 expect_contains "verify: another key" "signed by key $key_id, which is not a trusted key" "$OUT"
 run verify "$signed" --trusted "$T/keys/missing.pub"
 expect_rc 1
+# A folder of keys is judged as KCACHE_TRUSTED_KEYS is: a file in it that
+# is no key is said and passed over (it stopped verify, while the tier
+# used the folder's good key).
+mkdir -p "$T/keydir"
+cp "$T/keys/release.pub" "$T/keydir/"
+printf 'junk\n' >"$T/keydir/old.pub"
+run verify "$signed" --trusted "$T/keydir"
+expect_rc 0
+expect_contains "verify --trusted DIR: the good key counts" "ok, 2 kernels, signed by key $key_id, trusted" "$OUT"
+expect_contains "and the junk is said" "warning: --trusted: Trusted key file $T/keydir/old.pub is not used" "$ERR"
 run verify --trusted "$T/keys/release.pub"
 expect_rc 2
 

@@ -29,8 +29,15 @@ namespace {
 // configured one a warning.
 std::optional<std::vector<std::string>> keys_to_check(const std::vector<std::string>& named) {
   if (!named.empty()) {
-    if (auto ids = read_trusted_keys(named); !ids) {
-      std::cerr << "kcache: --trusted: " << ids.status().message() << "\n";
+    // Judged as the system tier judges KCACHE_TRUSTED_KEYS: a key it would
+    // pass over is said and passed over; none at all is a failure.
+    const TrustedKeyList listed = list_trusted_keys(named);
+    for (const auto& problem : listed.problems) {
+      std::cerr << "kcache: " << (listed.ids.empty() ? "" : "warning: ") << "--trusted: " << problem
+                << "\n";
+    }
+    if (listed.ids.empty()) {
+      if (listed.problems.empty()) std::cerr << "kcache: --trusted: no key could be read\n";
       return std::nullopt;
     }
     return named;
