@@ -150,8 +150,10 @@ Result<Line> parse_line(const std::string& text, std::size_t number) {
   };
   if (parsed.is_discarded()) return bad("not valid JSON");
   if (!parsed.is_object()) return bad("not a JSON object");
-  if (!parsed.contains("kcache_manifest") || !parsed["kcache_manifest"].is_number_integer()) {
-    return bad("no kcache_manifest version");
+  if (!parsed.contains("kcache_manifest")) return bad("no kcache_manifest version");
+  if (!parsed["kcache_manifest"].is_number_integer()) {
+    return bad("kcache_manifest " + parsed["kcache_manifest"].dump(-1, ' ', true).substr(0, 40) +
+               " is not a version (a whole number)");
   }
   // A later version adds fields, never changes one (docs/formats.md): its
   // lines are read for the fields this kcache knows.

@@ -54,7 +54,11 @@ class Progress {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double rate = elapsed > 0 ? static_cast<double>(compiled_) / elapsed : 0;
-    const double eta = rate > 0 ? static_cast<double>(total_ - done_) / rate : -1;
+    // Nothing left: no estimate to make (a resumed pack whose kernels were
+    // all built showed "0.0/s, ETA ?" at its end).
+    const double eta = done_ == total_ ? 0
+                       : rate > 0      ? static_cast<double>(total_ - done_) / rate
+                                       : -1;
     char head[96];
     std::snprintf(head, sizeof head, "pack: %zu/%zu kernels, %.1f/s, ETA %s", done_, total_, rate,
                   duration_text(eta).c_str());

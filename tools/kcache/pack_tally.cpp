@@ -18,7 +18,7 @@ std::string PackTally::record(const Outcome& outcome, const Line& line) {
   // request) come to one key: packed once, the others counted as repeats.
   if (auto [first, inserted] = line_of_key_.try_emplace(outcome.key_hex, line.number); !inserted) {
     ++repeats;
-    return "the same kernel as line " + std::to_string(first->second);
+    return "is the same kernel as line " + std::to_string(first->second);
   }
   dbs.insert(outcome.db);
   if (auto key = CacheKey::from_hex(outcome.key_hex)) packed.push_back(*key);
