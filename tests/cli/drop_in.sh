@@ -63,6 +63,7 @@ cp "$good" "$T/sys/gfx90a.kdb.d/moved.kdb"
 run verify
 expect_rc 1
 expect_contains "verify names the moved drop-in" "$T/sys/gfx90a.kdb.d/moved.kdb" "$OUT$ERR"
+expect_contains "and its summary counts the problem" "; 1 problem (above)" "$OUT"
 expect_contains "and why" "holds kernels for gfx906_60, not gfx90a" "$OUT$ERR"
 run verify "$T/sys/gfx90a.kdb.d/moved.kdb"
 expect_rc 1

@@ -231,6 +231,8 @@ chmod 755 "$T/sys"
 # altered after signing is refused, and info does not call it trusted.
 check_tier altered-no-keys "$T/pkg/bad-signature.kdb" compiled "does not match its contents"
 check_tier signed-no-keys "$signed" system ""
+run info "$T/pkg/bad-signature.kdb"
+expect_contains "info: the key a broken signature names is not confirmed" "BROKEN (it names key $key_id)" "$OUT"
 run info "$T/pkg/bad-signature.kdb" --json
 python3 -c 'import json,sys; i=json.loads(sys.argv[1])[0]; assert i["trusted"] is False and i["signature_ok"] is False, i' "$OUT" ||
   fail "info calls a package with a broken signature trusted: $OUT"

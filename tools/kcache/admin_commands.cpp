@@ -109,6 +109,9 @@ int run_verify(bool json, bool repair) {
     std::cout << report->entries_ok << " of "
               << counted(report->entries_checked, "entry", "entries") << " ok in "
               << counted(report->databases_checked, "database");
+    // "0 of 0 entries ok" alone read as all well when every package was
+    // refused: the problems above are counted too.
+    if (unrepaired > 0) std::cout << "; " << counted(unrepaired, "problem") << " (above)";
     // Installed .kdb packages are read-only: repair cannot fix them.
     bool repairable = false;
     for (const auto& p : report->problems) {

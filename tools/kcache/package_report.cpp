@@ -63,7 +63,8 @@ std::string date_of(const std::string& unix_seconds) {
 std::string signature_text(const PackageInfo& info) {
   if (info.signer.empty()) return "no";
   if (!info.signature_problem.empty())
-    return "by key " + info.signer + ", BROKEN: " + info.signature_problem;
+    // The key it names is not confirmed: a forger can name any.
+    return "BROKEN (it names key " + info.signer + "): " + info.signature_problem;
   return "by key " + info.signer + " (the signature holds)";
 }
 
