@@ -30,7 +30,7 @@ Result<PackageInfo> read_package_info(const std::string& path, bool check_entrie
   if (!trusted_keys.empty()) {
     info.refusal = TrustedKeys::load(trusted_keys, env).refusal(**kdb).value_or("");
   } else if (!info.untrusted.empty()) {
-    info.refusal = "another user could have written it (" + info.untrusted + ")";
+    info.refusal = refusal_words(info.untrusted);
   } else if (signature && signature->checked) {
     info.refusal = signature->why;  // the system tier refuses it too
   }

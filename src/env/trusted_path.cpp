@@ -9,6 +9,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// How untrusted_reason says that the file itself is a link.
+constexpr std::string_view kIsALink = " is a symbolic link";
+
 std::string octal(mode_t mode) {
   char text[8];
   std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
@@ -70,12 +73,20 @@ std::optional<std::string> folders_reason(fs::path folder, const Env& env, uid_t
 
 }  // namespace
 
+std::string refusal_words(const std::string& reason) {
+  if (reason.ends_with(kIsALink)) {
+    return "it is a symbolic link, which is not followed (" + reason +
+           "; put the file itself there, as kcache install does)";
+  }
+  return "another user could have written it (" + reason + ")";
+}
+
 std::optional<std::string> untrusted_reason(const std::string& path, const Env& env) {
   auto info = env.file_info(path);
   if (!info) return std::nullopt;
   const uid_t me = env.user_id();
   const std::string what = (info->type == FileType::kDirectory ? "folder " : "file ") + path;
-  if (info->type == FileType::kSymlink) return what + " is a symbolic link";
+  if (info->type == FileType::kSymlink) return what + std::string(kIsALink);
   if (auto reason = owner_reason(what, *info, me)) return reason;
   if (auto how = writable_by_others(path, *info, env, me)) {
     return what + " is writable by others (" + *how + ")";

@@ -30,6 +30,12 @@ std::optional<std::string> untrusted_reason(const std::string& path, const Env& 
 // this user alone (Env::group_is_private) is not writable by others.
 std::optional<std::string> untrusted_folder_reason(const std::string& path, const Env& env);
 
+// Why a file untrusted_reason gave `reason` for is refused, in words for
+// a refusal: "another user could have written it (<reason>)", or, for a
+// link in the file's place, that links there are not followed (a link
+// root owns is no one else's, yet it is still not opened).
+std::string refusal_words(const std::string& reason);
+
 // The rule for a file the user may name through links (a key file given
 // on the command line or in KCACHE_TRUSTED_KEYS): each link on the way is
 // held to it as its owner's (owned by root or this user, in folders

@@ -66,6 +66,7 @@ chmod 0755 "$T/up"
 mv "$kdb" "$T/sys/gfx906_60.real"
 ln -s "$T/sys/gfx906_60.real" "$kdb"
 refused link "file $kdb is a symbolic link"
+expect_contains "link: said as a link, not another user's" "it is a symbolic link, which is not followed" "$OUT"
 rm "$kdb"
 mv "$T/sys/gfx906_60.real" "$kdb"
 served back

@@ -22,8 +22,7 @@ namespace {
 constexpr const char* kNotRepaired = " (a read-only package: reinstall or remove it)";
 // Why a package is refused, in the words of its warning and of verify.
 std::string untrusted_text(const std::string& reason) {
-  return "not used: another user could have written it (" + reason +
-         "); fix the owner or mode, or remove it";
+  return "not used: " + refusal_words(reason) + "; fix the owner or mode, or remove it";
 }
 std::string unsigned_text(const std::string& refusal) {
   return "not used: " + refusal + " (KCACHE_TRUSTED_KEYS)";
