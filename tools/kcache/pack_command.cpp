@@ -97,16 +97,15 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
   return compiler.get();
 }
 
-// Why the runtime cannot take the lines' target, when every line is
-// OpenCL's or every line is NVRTC's: OpenCL compiles for this machine's
-// device alone, which only its runtime names, and an NVRTC knows the
-// archs it supports (sm_9000 is named like one; target_misfit tells an
-// AMD arch for NVRTC and such by the name, loading nothing). Asked once,
-// so that such a pack is a usage error before any folder is made or
-// worker started; nullopt when it fits, when the runtime cannot say (the
-// workers then say why), or when other backends' lines may fit (a misfit
-// line then fails with this reason in its worker). For HIP, comgr's list
-// of the archs it knows is asked (kUnavailable when the target is not on
+// Why the runtime of `line`'s backend cannot take its target: OpenCL
+// compiles for this machine's device alone, which only its runtime names,
+// and an NVRTC knows the archs it supports (sm_9000 is named like one;
+// target_misfit tells an AMD arch for NVRTC and such by the name, loading
+// nothing). Asked once a backend, before any folder is made or worker
+// started: that backend's lines are then left out (and when no line is
+// left, the target is a usage error). nullopt when it fits or when the
+// runtime cannot say (the workers then say why). For HIP, comgr's list of
+// the archs it knows is asked (kUnavailable when the target is not on
 // it), never hipRTC, which may abort its process on some archs: its
 // workers compile.
 std::optional<std::string> runtime_misfit(const Line& line, const CompilerConfig& config,
@@ -397,11 +396,11 @@ int run_pack(PackArgs args) {
   // The pack's own cache: its user tier in the work folder, nothing else
   // (no package, no recording, failures not remembered).
   const std::string work = args.work.empty() ? args.output + ".pack" : args.work;
-  if (is_same_path(work, args.output) || is_beneath(work, args.output)) {
+  if (const bool inside = is_beneath(work, args.output);
+      inside || is_same_path(work, args.output)) {
     std::cerr << "kcache: --work " << work
-              << (is_beneath(work, args.output) ? " lies inside the package's path "
-                                                : " is the package's path")
-              << (is_beneath(work, args.output) ? args.output : "")
+              << (inside ? " lies inside the package's path " + args.output
+                         : std::string(" is the package's path"))
               << "; name another folder for the pack's work\n";
     return 2;
   }
