@@ -74,11 +74,9 @@ Result<std::vector<std::string>> read_trusted_keys(const std::vector<std::string
       return Status::not_found("trusted key " + path + " does not exist");
     }
   }
-  TrustedKeys keys = TrustedKeys::load(paths, env);
-  if (!keys.problems().empty()) return Status::invalid_argument(keys.problems().front());
-  std::vector<std::string> ids;
-  for (const auto& key : keys.keys()) ids.push_back(key_id(key));
-  return ids;
+  TrustedKeyList listed = list_trusted_keys(paths);
+  if (!listed.problems.empty()) return Status::invalid_argument(listed.problems.front());
+  return std::move(listed.ids);
 }
 
 }  // namespace kcache
