@@ -376,17 +376,12 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
       if (json) out.push_back({{"path", path}, {"error", info.status().message()}});
       continue;
     }
-    const bool altered = !keys->empty() && !info->signer.empty() && info->bad_entries > 0;
-    const std::string refusal =
-        !info->refusal.empty()
-            ? info->refusal
-            : (altered ? "an entry is not the one it was signed with: altered after it was signed"
-                       : "");
+    // read_package_info says when the tier refuses it whole (an entry not
+    // as signed, under trusted keys): package_json's "trusted" holds it.
+    const std::string& refusal = info->refusal;
     if (json) {
       nlohmann::json one = package_json(*info);
       one["bad_entries"] = info->bad_entries;
-      one["trusted"] = refusal.empty();
-      one["untrusted_reason"] = refusal;
       out.push_back(std::move(one));
       continue;
     }
