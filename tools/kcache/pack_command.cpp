@@ -345,16 +345,6 @@ int run_pack(PackArgs args) {
   std::string().swap(*manifest);  // the lines hold what is needed
   std::vector<Line>& lines = read.lines;
   const std::vector<std::string>& problems = read.problems;
-  // A target none of the lines' backends takes: a usage error, before any
-  // folder is made or worker started (as `kcache compile` has it).
-  const auto no_line_fits = [&](const std::string& why) {
-    std::cerr << "kcache: --target " << args.target << ": no line of --manifest " << args.manifest
-              << " can be compiled for it (" << why << ")\n";
-    return 2;
-  };
-  if (lines.empty() && !read.misfits.empty() && problems.empty()) {
-    return no_line_fits(read.misfits.begin()->second.second);
-  }
   const bool worker = args.worker_of > 0;
   keep_nvrtc_from_the_driver(lines);  // single-threaded still: nothing reads the environment
   CompilerConfig config = config_of(args.compiler);
@@ -382,8 +372,13 @@ int run_pack(PackArgs args) {
     if (out && !worker) ++read.misfits[line.backend].first;
     return out;
   });
+  // A target none of the lines' backends takes, by its name (read_lines)
+  // or its runtime (above): a usage error, before any folder is made or
+  // worker started (as `kcache compile` has it).
   if (!worker && lines.empty() && !read.misfits.empty() && problems.empty()) {
-    return no_line_fits(read.misfits.begin()->second.second);
+    std::cerr << "kcache: --target " << args.target << ": no line of --manifest " << args.manifest
+              << " can be compiled for it (" << read.misfits.begin()->second.second << ")\n";
+    return 2;
   }
   // The package's path is the parent's to check (a worker writes none).
   if (int bad = worker ? 0 : check_package_path(args.output); bad != 0) return bad;
