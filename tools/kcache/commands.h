@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace kcache {
@@ -64,6 +65,12 @@ int find_entry(Cache& cache, const std::string& prefix, const std::string& db, E
 // packed for: `sm_90_132`, or `sm_90` for any sm_90); empty when it names
 // none (package_report.cpp).
 std::string db_of(const PackageInfo& info);
+
+// The drop-in packages in `folder` (a "<db>.kdb.d"), in the byte order of
+// their names, the order the system tier asks them in (it uses the first
+// kMostDropIns); `error` set when the folder cannot be listed
+// (package_report.cpp).
+std::vector<std::string> drop_in_files(const std::string& folder, std::error_code& error);
 
 // kcache info PKG... and kcache verify PKG... (package_report.cpp).
 int run_package_info(bool json, const std::vector<std::string>& packages);

@@ -104,13 +104,8 @@ int install_one(const std::string& path, const std::string& folder, const std::s
   warn_if_others_could_write(*info, trusted_keys);
   if (!drop_in.empty()) {
     // In place, but past the drop-ins the tier uses: not what was asked.
-    std::vector<std::string> names;
     std::error_code listing;
-    for (const auto& file : std::filesystem::directory_iterator(into, listing)) {
-      const std::string name = file.path().filename().string();
-      if (is_drop_in_package(name)) names.push_back(name);
-    }
-    std::sort(names.begin(), names.end());
+    const std::vector<std::string> names = drop_in_files(into.string(), listing);
     const auto at = std::find(names.begin(), names.end(), drop_in + ".kdb");
     if (!listing && at != names.end() &&
         static_cast<std::size_t>(at - names.begin()) >= kMostDropIns) {

@@ -112,13 +112,7 @@ std::vector<std::string> installed_package_names(
       folder_problems[name] = "a drop-in folder that is not a folder; its packages are not used";
       continue;
     }
-    std::vector<std::string> files;
-    for (const auto& drop_in : std::filesystem::directory_iterator(entry.path(), inner)) {
-      const std::string file = drop_in.path().filename().string();
-      if (is_drop_in_package(file)) files.push_back(file);
-    }
-    // The system tier uses the first kMostDropIns in name order.
-    std::sort(files.begin(), files.end());
+    const std::vector<std::string> files = drop_in_files(entry.path().string(), inner);
     for (std::size_t i = 0; i < files.size(); ++i) {
       names.push_back(name + "/" + files[i]);
       if (i >= kMostDropIns) {
@@ -293,6 +287,16 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
 }
 
 }  // namespace
+
+std::vector<std::string> drop_in_files(const std::string& folder, std::error_code& error) {
+  std::vector<std::string> files;
+  for (const auto& file : std::filesystem::directory_iterator(folder, error)) {
+    std::string name = file.path().filename().string();
+    if (is_drop_in_package(name)) files.push_back(std::move(name));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
   std::error_code error;
