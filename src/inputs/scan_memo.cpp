@@ -1,9 +1,8 @@
 #include "inputs/scan_memo.h"
 
-#include <time.h>
-
 #include "base/hash.h"
 #include "env/change_watch.h"
+#include "env/coarse_clock.h"
 
 namespace kcache {
 namespace {
@@ -14,14 +13,6 @@ std::uint64_t hash_of(const ScanInputs& inputs) {
     hash = (hash * 0x9E3779B97F4A7C15ULL) ^ xxh3_64(text);  // unseeded: no secret to derive
   }
   return hash;
-}
-
-// The monotonic clock to a tick (a few ms): enough for a 1 s recheck, and
-// a fraction of the cost of the precise one.
-std::int64_t coarse_now_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 bool any_relative(const IncludeScan& scan) {

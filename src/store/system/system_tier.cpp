@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
 
+#include "env/coarse_clock.h"
 #include "env/trusted_path.h"
 #include "format/kdb_file.h"
 #include "store/system/package_fit.h"
@@ -28,8 +28,6 @@ std::string unsigned_text(const std::string& refusal) {
   return "not used: " + refusal + " (KCACHE_TRUSTED_KEYS)";
 }
 
-using Clock = std::chrono::steady_clock;
-
 // What a path held when a shelf was opened: the file's identity, size and
 // modification time, or nothing there.
 struct Stamp {
@@ -45,8 +43,8 @@ struct Stamp {
 class SystemTier final : public Tier {
  public:
   SystemTier(std::string folder, std::vector<std::string> trusted_keys, const Env& env,
-             const Logger& log, TierEvents& events, Clock::duration recheck)
-      : recheck_(recheck),
+             const Logger& log, TierEvents& events, std::chrono::milliseconds recheck)
+      : recheck_ns_(std::chrono::nanoseconds(recheck).count()),
         folder_(std::move(folder)),
         trusted_key_paths_(std::move(trusted_keys)),
         env_(env),
@@ -62,10 +60,10 @@ class SystemTier final : public Tier {
       std::shared_ptr<const Shelf> exact;
       std::shared_ptr<const Shelf> arch;
       {
-        const Clock::time_point now = Clock::now();
+        const std::int64_t now_ns = coarse_now_ns();
         std::lock_guard lock(mutex_);  // once for both: this runs on every lookup
-        exact = shelf_locked(db.exact, now);
-        if (db.arch != db.exact) arch = shelf_locked(db.arch, now);
+        exact = shelf_locked(db.exact, now_ns);
+        if (db.arch != db.exact) arch = shelf_locked(db.arch, now_ns);
       }
       if (!exact->present && !(arch && arch->present)) {
         // Said once per process and file; the flag spares every later miss
@@ -262,11 +260,11 @@ class SystemTier final : public Tier {
     bool present = false;  // some package file exists, usable or not
     mutable std::atomic<bool> missing_reported{false};
     // What its files were when it was opened (<db>.kdb, the drop-in
-    // folder, each drop-in), looked at again now and then (recheck_,
+    // folder, each drop-in), looked at again now and then (recheck_ns_,
     // mutex_ held): a package installed where none was, a drop-in added,
     // a file renamed over one that could not be used, are taken up.
     std::vector<Stamp> stamps;
-    mutable Clock::time_point checked;
+    mutable std::int64_t checked_ns = 0;  // coarse monotonic clock
   };
 
   // What entry_in found: the entry, nothing (a bad entry, reported), or a
@@ -439,12 +437,12 @@ class SystemTier final : public Tier {
 
   // The packages of `db`, opened once per process (again after one of
   // them changed), mutex_ held.
-  std::shared_ptr<const Shelf> shelf_locked(const std::string& db, Clock::time_point now) {
+  std::shared_ptr<const Shelf> shelf_locked(const std::string& db, std::int64_t now_ns) {
     auto it = shelves_.find(db);
     if (it != shelves_.end()) {
       const Shelf& held = *it->second;
-      if (now - held.checked < recheck_) return it->second;
-      held.checked = now;
+      if (now_ns - held.checked_ns < recheck_ns_) return it->second;
+      held.checked_ns = now_ns;
       if (std::all_of(held.stamps.begin(), held.stamps.end(), [&](const Stamp& stamp) {
             return stamp.same_as(file_info_or_none(stamp.path));
           })) {
@@ -455,7 +453,7 @@ class SystemTier final : public Tier {
     }
     auto shelf = std::make_shared<Shelf>();
     shelf->db = db;
-    shelf->checked = now;
+    shelf->checked_ns = now_ns;
     // Stamped before they are opened: a change after the stamp is seen
     // at the next look, never missed.
     const std::string main = folder_ + "/" + db + ".kdb";
@@ -579,7 +577,7 @@ class SystemTier final : public Tier {
     return made;
   }
 
-  const Clock::duration recheck_;  // how often a shelf's files are looked at again
+  const std::int64_t recheck_ns_;  // how often a shelf's files are looked at again
   const std::string folder_;
   const std::vector<std::string> trusted_key_paths_;
   mutable std::once_flag keys_loaded_;
