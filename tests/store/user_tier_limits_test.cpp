@@ -3,11 +3,15 @@
 // and a reader that holds a log an eviction replaced.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "fakes/counting_events.h"
 #include "fakes/fault_env.h"
+#include "fakes/file_wrapper.h"
 #include "fakes/temp_folder.h"
 #include "fakes/user_log_files.h"
 #include "store/user/user_tier.h"
@@ -287,6 +291,197 @@ TEST_F(UserTierLimitsTest, ADamagedUseTableCostsOrderNotEntries) {
   EXPECT_TRUE(stored("db", a));
   EXPECT_TRUE(stored("db", b));
   EXPECT_EQ(events.count, 0);
+}
+
+// What a compaction killed before its rename leaves: a temporary file as
+// large as a log, named as the pass names it.
+std::string leave_killed_compaction(const std::string& log) {
+  const std::string temp = log + ".tmp.compact.4242.0";
+  testing::write_file(temp, std::string(64 * 1024, 'x'));
+  return temp;
+}
+
+TEST_F(UserTierLimitsTest, APruneWithNothingToEvictRemovesWhatAKilledCompactionLeft) {
+  put(*tier(), "db", entry_of(0));
+  const std::string left = leave_killed_compaction(dir / "v1/db.ukdb");
+  auto report = tier()->prune({});
+  ASSERT_TRUE(report.is_ok());
+  EXPECT_EQ(report->evicted + report->expired, 0u);
+  EXPECT_FALSE(std::filesystem::exists(left));
+  EXPECT_TRUE(stored("db", entry_of(0)));
+}
+
+TEST_F(UserTierLimitsTest, TheFirstPutOfAProcessRemovesWhatAKilledCompactionLeft) {
+  put(*tier(), "db", entry_of(0));
+  const std::string left = leave_killed_compaction(dir / "v1/db.ukdb");
+  auto t = tier();
+  // A miss first opens the database for reading, as a compile's lookup does.
+  auto missed = t->get({"db", "db"}, entry_of(1).key);
+  ASSERT_TRUE(missed.is_ok() && !missed->has_value());
+  put(*t, "db", entry_of(1));
+  EXPECT_FALSE(std::filesystem::exists(left));
+}
+
+TEST_F(UserTierLimitsTest, ACompactionStillWritingItsTemporaryFileKeepsIt) {
+  put(*tier(), "db", entry_of(0));
+  const std::string writing = leave_killed_compaction(dir / "v1/db.ukdb");
+  // Its writer holds the file's lock, as a live pass does.
+  auto held = Env::posix().try_lock(writing, 0, 0600);
+  ASSERT_TRUE(held.is_ok() && *held != nullptr);
+  ASSERT_TRUE(tier()->prune({}).is_ok());
+  put(*tier(), "db", entry_of(1));
+  EXPECT_TRUE(std::filesystem::exists(writing));
+  held->reset();
+  ASSERT_TRUE(tier()->prune({}).is_ok());
+  EXPECT_FALSE(std::filesystem::exists(writing));
+}
+
+TEST_F(UserTierLimitsTest, APassWhoseCompactionFailsCountsNoEviction) {
+  auto t = tier();
+  std::vector<Entry> entries;
+  for (int i = 0; i < 10; ++i) {
+    entries.push_back(entry_of(i, 100));
+    put(*t, "db", entries.back());
+    minutes_pass(1);
+  }
+  env.inject(testing::FaultOp::kRename, ".tmp.compact.", EIO);  // killed before its rename
+  PruneOptions options;
+  options.max_entries = 5;
+  EXPECT_FALSE(t->prune(options).is_ok());
+  EXPECT_EQ(events.evicted + events.expired, 0u);
+  env.clear_faults();
+  for (const Entry& e : entries) EXPECT_TRUE(stored("db", e));
+  auto report = t->prune(options);
+  ASSERT_TRUE(report.is_ok());
+  EXPECT_EQ(report->evicted, 5u);  // 10 -> 5 (90% of 5, rounded up)
+  EXPECT_EQ(events.evicted, 5u);
+}
+
+// Logs whose reads of a record's bytes stop, once armed, until they are
+// let go: a pass stopped (SIGSTOP) or slowed (a slow disk) while it copies
+// what it keeps.
+class PausingEnv final : public EnvWrapper {
+ public:
+  explicit PausingEnv(Env& target) : EnvWrapper(target) {}
+  Result<std::unique_ptr<File>> open_random_access(const std::string& path) const override {
+    return wrap(path, EnvWrapper::open_random_access(path));
+  }
+  Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
+                                          mode_t create_mode) override {
+    return wrap(path, EnvWrapper::open_file(path, mode, create_mode));
+  }
+  void arm() {
+    std::lock_guard lock(mutex_);
+    armed_ = true;
+  }
+  bool wait_until_paused() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(60), [&] { return paused_; });
+  }
+  void let_go() {
+    std::lock_guard lock(mutex_);
+    armed_ = false;
+    changed_.notify_all();
+  }
+
+ private:
+  class Pausing final : public testing::FileWrapper {
+   public:
+    Pausing(std::unique_ptr<File> file, const PausingEnv& env)
+        : FileWrapper(std::move(file)), env_(env) {}
+    Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
+      if (out.size() >= 512) env_.pause_if_armed();
+      return FileWrapper::read_at(offset, out);
+    }
+
+   private:
+    const PausingEnv& env_;
+  };
+  // Logs alone: their records are what a pass copies.
+  Result<std::unique_ptr<File>> wrap(const std::string& path,
+                                     Result<std::unique_ptr<File>> file) const {
+    if (!file || !path.ends_with(".ukdb")) return file;
+    return std::unique_ptr<File>(std::make_unique<Pausing>(std::move(*file), *this));
+  }
+  void pause_if_armed() const {
+    std::unique_lock lock(mutex_);
+    if (!armed_) return;
+    paused_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return !armed_; });
+  }
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  bool armed_ = false;
+  mutable bool paused_ = false;
+};
+
+TEST_F(UserTierLimitsTest, APassStoppedWhileItCopiesHoldsUpNoWriter) {
+  std::vector<Entry> entries;
+  {
+    auto t = tier();
+    for (int i = 0; i < 10; ++i) {
+      entries.push_back(entry_of(i, 2000));
+      put(*t, "db", entries.back());
+      minutes_pass(1);
+    }
+  }
+  PausingEnv pausing(env);
+  auto pass_tier = make_user_tier({dir / "v1", false, false, {}}, pausing, log, events);
+  pausing.arm();
+  Result<PruneReport> report = Status::internal("not run");
+  std::thread pass([&] {
+    PruneOptions options;
+    options.max_entries = 5;
+    report = pass_tier->prune(options);
+  });
+  ASSERT_TRUE(pausing.wait_until_paused());
+  // Another process stores a kernel meanwhile: stored at once, not after
+  // the append lock's wait, and kept by the pass that goes on later.
+  const Entry during = entry_of(20, 2000);
+  const auto began = std::chrono::steady_clock::now();
+  auto writer = tier();
+  const Status stored_during = writer->put("db", during, *encode_entry(during, Compression::kNone));
+  const auto took = std::chrono::steady_clock::now() - began;
+  pausing.let_go();
+  pass.join();
+  ASSERT_TRUE(stored_during.is_ok()) << stored_during.to_string();
+  EXPECT_LT(took, std::chrono::seconds(5));
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_EQ(report->evicted, 5u);  // 10 -> 5 of those it saw
+  EXPECT_TRUE(stored("db", during));
+  EXPECT_TRUE(served(*writer, "db", during));
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(stored("db", entries[i]), i >= 5) << i;
+  EXPECT_EQ(events.count, 0);
+}
+
+TEST_F(UserTierLimitsTest, ARemovalWrittenWhileAPassCopiesIsKept) {
+  std::vector<Entry> entries;
+  auto writer = tier();
+  for (int i = 0; i < 4; ++i) {
+    entries.push_back(entry_of(i, 2000));
+    put(*writer, "db", entries.back());
+  }
+  // Dead copies of the first: most of the log is dead, so a pass compacts
+  // it with nothing to evict.
+  for (int i = 0; i < 4; ++i) put(*writer, "db", entries[0]);
+  PausingEnv pausing(env);
+  auto pass_tier = make_user_tier({dir / "v1", false, false, {}}, pausing, log, events);
+  pausing.arm();
+  Result<PruneReport> report = Status::internal("not run");
+  std::thread pass([&] { report = pass_tier->prune({}); });
+  ASSERT_TRUE(pausing.wait_until_paused());
+  // Removed after the pass looked: the new log must not bring it back.
+  ASSERT_TRUE(writer->remove("db", entries[1].key).is_ok());
+  pausing.let_go();
+  pass.join();
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_EQ(report->databases_compacted, 1u);
+  EXPECT_FALSE(stored("db", entries[1]));
+  EXPECT_TRUE(stored("db", entries[0]));
+  EXPECT_TRUE(stored("db", entries[2]));
+  EXPECT_TRUE(stored("db", entries[3]));
+  EXPECT_LT(std::filesystem::file_size(dir / "v1/db.ukdb"), 4u * 2000 + 4096);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@ EvictionPlan plan_eviction(const std::vector<Candidate>& candidates, const Limit
                            std::int64_t now_unix, std::uint64_t fixed_bytes) {
   EvictionPlan plan;
   plan.evict.assign(candidates.size(), false);
+  plan.for_age.assign(candidates.size(), false);
   plan.kept_bytes = fixed_bytes;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     // Uses are known by the minute: an entry counts as last used at the
@@ -17,6 +18,7 @@ EvictionPlan plan_eviction(const std::vector<Candidate>& candidates, const Limit
     const std::int64_t idle = now_unix - std::int64_t{candidates[i].minute} * 60;
     if (limits.max_age_seconds > 0 && idle > limits.max_age_seconds) {
       plan.evict[i] = true;
+      plan.for_age[i] = true;
       ++plan.expired;
       continue;
     }

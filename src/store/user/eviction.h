@@ -26,6 +26,7 @@ struct Candidate {
 
 struct EvictionPlan {
   std::vector<bool> evict;        // one flag per candidate
+  std::vector<bool> for_age;      // one per candidate: evicted for age
   std::uint64_t expired = 0;      // evicted for age
   std::uint64_t over_limits = 0;  // evicted for size or count
   std::uint64_t kept_bytes = 0;   // fixed_bytes and the kept candidates

@@ -420,6 +420,15 @@ Result<std::shared_ptr<Db>> UserTier::db_for_append(const std::string& name) {
     std::lock_guard lock(mutex_);
     dbs_[name] = db;
   }
+  // Once per process and database, under the append lock: what killed
+  // compactions left (store/user/log_compaction.h), however the database
+  // was first opened.
+  bool first_append = false;
+  {
+    std::lock_guard lock(mutex_);
+    first_append = swept_.insert(name).second;
+  }
+  if (first_append) remove_abandoned_compactions(env_, log_path(name));
   if (Status s = catch_up(name, *db); !s.is_ok()) return s;
   return db;
 }
@@ -427,9 +436,6 @@ Result<std::shared_ptr<Db>> UserTier::db_for_append(const std::string& name) {
 Result<std::shared_ptr<Db>> UserTier::open_for_append(const std::string& name) {
   const std::string path = log_path(name);
   (void)quarantine_bad_log(name);
-  // Once per process and database, under the append lock: what killed
-  // compactions left (store/user/log_compaction.h).
-  remove_abandoned_compactions(env_, path);
   auto opened = open_db(name);
   if (opened && *opened == nullptr) {
     // A new log: complete before its name appears, so that no reader

@@ -23,6 +23,7 @@
 #include "env/env.h"
 #include "store/tier.h"
 #include "store/user/eviction.h"
+#include "store/user/log_compaction.h"
 #include "store/user/quarantine.h"
 #include "store/user/use_table.h"
 #include "store/user/user_db.h"
@@ -244,14 +245,21 @@ class UserTier final : public Tier {
   // lock, waited for up to `wait` (report.ran is false when another
   // process holds it still; a background pass does not wait).
   Status run_pass(const Limits& limits, std::chrono::milliseconds wait, PruneReport& report);
-  // Writes a new log of `name` holding `records` (of `log`), its hint and
-  // its use table (minutes carried over), and renames them in; the caller
-  // holds the append lock. Processes that hold the old files notice on
-  // their next miss.
+  // Writes a new log of `name` holding `records` (of `log`), and commits
+  // it (commit_compaction); the caller holds the append lock.
   Status compact_records(const std::string& name, const File& log, std::vector<HintRecord> records);
-  // Compacts `name` without the records at `evicted` offsets (under its
-  // append lock; records appended since the pass looked are kept).
+  // Compacts `name` without the records at `evicted` offsets: what is
+  // kept is copied without the append lock, which is then taken to copy
+  // the records appended since and rename (records appended since the
+  // pass looked are kept).
   Status compact_without(const std::string& name, const std::set<std::uint64_t>& evicted);
+  // Renames the new log `writer` wrote into place, then writes its hint
+  // and its use table (minutes carried over); the caller holds the append
+  // lock. Processes that hold the old files notice on their next miss.
+  Status commit_compaction(const std::string& name, CompactionWriter& writer);
+  CompactionOptions compaction_options() const {
+    return {options_.dir, options_.sync, file_mode()};
+  }
 
   // The open database `name`, opened anew when its files were replaced,
   // caught up with its hint and its log; nullptr when it has no usable log.
@@ -262,6 +270,10 @@ class UserTier final : public Tier {
     [[nodiscard]] std::uint64_t total() const { return log + hint + use; }
   };
   FileSizes file_sizes(const std::string& name) const;
+
+  // Removes the temporary files of compactions of `name` killed before
+  // their rename (under its append lock; nothing when none is there).
+  void sweep_abandoned_compactions(const std::string& name);
 
   // Removes the use tables whose log is gone (moved to quarantine, say).
   void remove_orphan_use_tables();
@@ -334,6 +346,9 @@ class UserTier final : public Tier {
   std::mutex mutex_;  // guards the members below
   std::set<std::string> created_dirs_;
   std::map<std::string, std::shared_ptr<Db>, std::less<>> dbs_;
+  // Databases whose killed compactions this process has swept (once each,
+  // by the first append).
+  std::set<std::string, std::less<>> swept_;
   std::optional<bool> folder_writable_;
   // kAbsent: judged when it did not exist, by the folders above it.
   static constexpr int kUnknown = 0, kAbsent = 1, kTrusted = 2, kRefused = 3;

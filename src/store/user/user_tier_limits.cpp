@@ -125,8 +125,9 @@ bool UserTier::past_limits(const Limits& limits) const {
   std::uint64_t records = 0;  // hint records: live entries and dead ones
   for (const auto& file : *names) {
     const bool hint = file.name.ends_with(kHintSuffix);
-    if (file.is_dir ||
-        !(hint || file.name.ends_with(kLogSuffix) || file.name.ends_with(kUseSuffix))) {
+    // A killed compaction's temporary file takes space until it is swept.
+    if (file.is_dir || !(hint || file.name.ends_with(kLogSuffix) ||
+                         file.name.ends_with(kUseSuffix) || is_compaction_temp(file.name))) {
       continue;
     }
     auto info = env_.file_info(options_.dir + "/" + file.name);
@@ -254,6 +255,7 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
   auto names = databases();
   if (!names) return names.status();
   remove_orphan_use_tables();
+  for (const std::string& name : *names) sweep_abandoned_compactions(name);
   // Past a limit by the files' sizes: every database with dead records is
   // compacted, so that the files say what the pass made of them.
   const bool past = past_limits(limits);
@@ -297,18 +299,17 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
   }
 
   const EvictionPlan plan = plan_eviction(candidates, limits, env_.now_unix(), fixed);
-  report.expired = plan.expired;
-  report.evicted = plan.over_limits;
-  if (plan.expired + plan.over_limits > 0)
-    events_.on_evicted(name(), plan.over_limits, plan.expired);
   std::size_t next = 0;
   Status first_failure;
   for (const DbState& state : states) {
     std::set<std::uint64_t> evicted;
     std::uint64_t live = 0;
+    std::uint64_t expired = 0;
     for (const HintRecord& record : state.records) {
-      if (plan.evict[next++]) {
+      const std::size_t i = next++;
+      if (plan.evict[i]) {
         evicted.insert(record.offset);
+        expired += plan.for_age[i] ? 1 : 0;
       } else {
         live += padded(record.size);
       }
@@ -321,12 +322,25 @@ Status UserTier::run_pass(const Limits& limits, std::chrono::milliseconds wait,
       continue;
     }
     ++report.databases_compacted;
+    // Counted once the compaction is in place: a pass killed before its
+    // rename evicted nothing.
+    report.expired += expired;
+    report.evicted += evicted.size() - expired;
+    if (!evicted.empty()) events_.on_evicted(name(), evicted.size() - expired, expired);
   }
   for (const DbState& state : states) {
     report.bytes_after += file_sizes(state.name).total();
     if (auto db = db_for(state.name); db && *db) report.entries_after += (*db)->size();
   }
   return first_failure;
+}
+
+void UserTier::sweep_abandoned_compactions(const std::string& name) {
+  if (abandoned_compactions(env_, log_path(name)).empty()) return;
+  // Under the append lock: only its holder compacts, so what is there is
+  // what a killed pass left.
+  auto lock = append_lock(name, kAppendWait);
+  if (lock && *lock) remove_abandoned_compactions(env_, log_path(name));
 }
 
 void UserTier::remove_orphan_use_tables() {
@@ -348,22 +362,69 @@ void UserTier::remove_orphan_use_tables() {
 }
 
 Status UserTier::compact_without(const std::string& name, const std::set<std::uint64_t>& evicted) {
+  // What is kept is copied without the append lock: a pass stopped or
+  // slowed here (SIGSTOP, a slow disk) holds up no writer. The lock is
+  // taken to copy what writers appended meanwhile, and to rename.
+  std::shared_ptr<Db> seen = current_db(name);
+  if (seen == nullptr) return Status::ok();
+  Generation generation;
+  std::uint64_t copied_end = kHeaderSize;  // records before it are copied or dropped
+  {
+    std::shared_lock read(seen->mutex);
+    generation = seen->generation;
+    copied_end = seen->read_end;
+  }
+  std::vector<HintRecord> kept;
+  for (const HintRecord& record : seen->records()) {
+    if (record.offset < copied_end && !evicted.contains(record.offset)) kept.push_back(record);
+  }
+  auto writer = CompactionWriter::start(env_, log_path(name), compaction_options());
+  if (!writer) return writer.status();
+  if (Status s = (*writer)->copy(*seen->log, std::move(kept)); !s.is_ok()) return s;
+  if (Status s = (*writer)->settle(); !s.is_ok()) return s;
+
   auto lock = append_lock(name, kAppendWait);
   if (!lock) return lock.status();
   auto db = db_for_append(name);
   if (!db) return db.status();
-  std::vector<HintRecord> kept;
-  for (const HintRecord& record : (*db)->records()) {
-    if (!evicted.contains(record.offset)) kept.push_back(record);
+  if ((*db)->generation != generation) {
+    return Status::unavailable(log_path(name) + " was replaced while it was compacted");
   }
-  return compact_records(name, *(*db)->log, std::move(kept));
+  // Each key's newest record past what was copied: an entry written, or a
+  // removal (kept, so that a scan of the new log does not bring back what
+  // it removes).
+  std::vector<HintRecord> appended;
+  std::vector<CacheKey> removed;
+  {
+    std::shared_lock read((*db)->mutex);
+    (*db)->newest.for_each([&](const IndexedRecord& r) {
+      if (r.record.offset < copied_end) return;
+      if (r.record.removal()) {
+        removed.push_back(r.record.key);
+      } else {
+        appended.push_back(r.record);
+      }
+    });
+  }
+  if (Status s = (*writer)->copy(*(*db)->log, std::move(appended)); !s.is_ok()) return s;
+  for (const CacheKey& key : removed) {
+    if (Status s = (*writer)->remove(key); !s.is_ok()) return s;
+  }
+  return commit_compaction(name, **writer);
 }
 
 Status UserTier::compact_records(const std::string& name, const File& log,
                                  std::vector<HintRecord> records) {
-  const std::uint32_t now = minute_of(env_.now_unix());
-  // The minutes of the old table, read before the files are replaced.
-  std::vector<Use> uses;
+  remove_abandoned_compactions(env_, log_path(name));
+  auto writer = CompactionWriter::start(env_, log_path(name), compaction_options());
+  if (!writer) return writer.status();
+  if (Status s = (*writer)->copy(log, std::move(records)); !s.is_ok()) return s;
+  return commit_compaction(name, **writer);
+}
+
+Status UserTier::commit_compaction(const std::string& name, CompactionWriter& writer) {
+  // The old table, opened before the files are replaced: its minutes
+  // carry over.
   std::unique_ptr<UseTable> old;
   if (auto file = env_.open_file(use_path(name), OpenMode::kReadWrite);
       file && opened_own_file(use_path(name), **file).is_ok()) {
@@ -371,12 +432,7 @@ Status UserTier::compact_records(const std::string& name, const File& log,
       old = std::move(*opened);
     }
   }
-  const std::uint32_t made = old ? old->made() : now;
-  for (const HintRecord& record : records) {
-    uses.push_back({record.key, old ? old->last_use(record.key).value_or(made) : made});
-  }
-  auto compacted = write_compacted_log(env_, log, std::move(records), log_path(name),
-                                       {options_.dir, options_.sync, file_mode()});
+  auto compacted = writer.commit();
   if (!compacted) return compacted.status();
   forget(name);
   Db db;
@@ -384,8 +440,13 @@ Status UserTier::compact_records(const std::string& name, const File& log,
   db.newest.apply_all(compacted->records);
   db.read_end = compacted->end;
   Status hinted = write_hint(name, db);
-  if (Status s = UseTable::write(env_, use_path(name), compacted->generation,
-                                 compacted->records.size(), uses, made, file_mode());
+  const std::uint32_t made = old ? old->made() : minute_of(env_.now_unix());
+  std::vector<Use> uses;
+  for (const HintRecord& record : db.records()) {
+    uses.push_back({record.key, old ? old->last_use(record.key).value_or(made) : made});
+  }
+  if (Status s = UseTable::write(env_, use_path(name), compacted->generation, uses.size(), uses,
+                                 made, file_mode());
       !s.is_ok()) {
     log_.debug("UserDb", "cannot write " + use_path(name) + ": " + s.message());
   }
