@@ -74,7 +74,10 @@ class Cache::Impl final : public TierEvents {
       log_.warn_once("Config:" + warning, "Config", warning);
     prepare_hashing();  // keys are derived even with the cache off
     if (!config_.record_path.empty()) {
-      recorder_ = std::make_unique<KernelRecorder>(config_.record_path, env_, log_);
+      // A manifest shared on purpose (KCACHE_RECORD_SHARED) is not held
+      // to the trust rule.
+      const bool shared = parse_bool(config_.find("record_shared")->value).value_or(false);
+      recorder_ = std::make_unique<KernelRecorder>(config_.record_path, shared, env_, log_);
     }
     if (!config_.enabled) return;
     // In lookup order (core/tier_list.h). Each is guarded: one that keeps

@@ -69,6 +69,11 @@ constexpr SettingRow kSettingsTable[] = {
     {"record", SettingType::kPath, "KCACHE_RECORD", "", "a file path",
      "a manifest (JSON lines) that every kernel the program asks for is added to, once, for "
      "`kcache pack`; empty: nothing is recorded"},
+    {"record_shared", SettingType::kBool, "KCACHE_RECORD_SHARED", "false",
+     "1/true/yes/on or 0/false/no/off",
+     "true: the manifest is shared on purpose (a team's file): added to even when another user "
+     "could have written or could replace it, and made for all to read and write as the umask "
+     "allows; false: such a manifest is refused, and a new one is readable by its owner alone"},
     {"sync", SettingType::kBool, "KCACHE_SYNC", "true", "1/true/yes/on or 0/false/no/off",
      "false: new user-tier entries are not flushed to disk one by one (faster writes on a slow "
      "disk; a crash may lose recent entries, never corrupt one)"},

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "base/hash.h"
+#include "env/trusted_path.h"
 
 namespace kcache {
 namespace {
@@ -22,6 +23,10 @@ constexpr std::chrono::seconds kLockWait{10};
 // what the file holds there now: a manifest rewritten to the same length
 // or longer is told from one that others only appended to.
 constexpr std::size_t kTailBytes = 64;
+
+// How many times a manifest cut while it is read is read again before the
+// append gives up.
+constexpr int kMostRereads = 16;
 
 // A text as JSON holds it: a string when it is UTF-8, else {"hex": its
 // bytes in hex}.
@@ -37,8 +42,8 @@ json text_value(std::string_view text) {
 
 }  // namespace
 
-KernelRecorder::KernelRecorder(std::string path, Env& env, const Logger& log)
-    : path_(std::move(path)), env_(env), log_(log) {}
+KernelRecorder::KernelRecorder(std::string path, bool shared, Env& env, const Logger& log)
+    : path_(std::move(path)), shared_(shared), env_(env), log_(log) {}
 
 std::string KernelRecorder::line_of(const KernelRequest& request, const Compiler& compiler,
                                     const Target& target, const CacheKey& key,
@@ -104,17 +109,37 @@ void KernelRecorder::record(const KernelRequest& request, const Compiler& compil
   }
 }
 
-Status KernelRecorder::append_once(const CacheKey& key, const std::string& line) {
-  auto file = env_.open_file(path_, OpenMode::kAppend, 0644);
+Result<std::unique_ptr<File>> KernelRecorder::open_manifest(std::string& real) const {
+  if (shared_) {
+    // A team's file, reached through whatever links they made.
+    std::error_code error;
+    real = std::filesystem::weakly_canonical(path_, error).string();
+    if (error) real = path_;
+    return env_.open_file(real, OpenMode::kAppend, 0666);
+  }
+  const auto refused = [&](const std::string& reason) {
+    return Status::unavailable(refusal_words(reason) +
+                               "; KCACHE_RECORD_SHARED=1 records there if it is shared on purpose");
+  };
+  if (auto reason = untrusted_appended_file_reason(path_, env_, real)) return refused(*reason);
+  auto file = env_.open_file(real, OpenMode::kAppend, 0600);
   if (!file) return file.status();
-  // The manifest's byte 0, held for this append alone.
+  // Judged again as opened: a file someone made at the name meanwhile
+  // (in a folder others write in) is theirs.
+  if (auto reason = untrusted_open_file_reason(real, (*file)->id(), env_)) return refused(*reason);
+  return file;
+}
+
+Status KernelRecorder::append_once(const CacheKey& key, const std::string& line) {
+  std::string real;
+  auto file = open_manifest(real);
+  if (!file) return file.status();
+  // The manifest's byte 0, held for this append alone. Locks are never
+  // taken through a link: the manifest's own path.
   std::unique_ptr<FileLock> held;
-  // Locks are never taken through a link: the manifest's own path.
-  std::error_code error;
-  const std::string real = std::filesystem::weakly_canonical(path_, error).string();
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   for (auto pause = std::chrono::milliseconds(1);;) {
-    auto lock = env_.try_lock(error ? path_ : real, 0, 0600);
+    auto lock = env_.try_lock(real, 0, shared_ ? 0666 : 0600);
     if (!lock) return lock.status();
     if (*lock) {
       held = std::move(*lock);
@@ -127,9 +152,8 @@ Status KernelRecorder::append_once(const CacheKey& key, const std::string& line)
     std::this_thread::sleep_for(pause);  // another writer's append: short
     pause = std::min(pause * 2, std::chrono::milliseconds(20));
   }
-  auto size = (*file)->size();
+  auto size = catch_up(**file);
   if (!size) return size.status();
-  if (Status s = catch_up(**file, *size); !s.is_ok()) return s;
   if (recorded_.contains(key)) return Status::ok();  // in the file already
   std::string out;
   // A line a killed writer left unended is ended, not joined to ours.
@@ -176,16 +200,34 @@ Status KernelRecorder::remember_tail(const File& file) {
                       {reinterpret_cast<std::uint8_t*>(tail_.data()), tail_.size()});
 }
 
-Status KernelRecorder::catch_up(const File& file, std::uint64_t size) {
+Result<std::uint64_t> KernelRecorder::catch_up(const File& file) {
+  for (int attempt = 0;; ++attempt) {
+    auto size = file.size();
+    if (!size) return size.status();
+    Status s = read_new_lines(file, *size);
+    if (s.is_ok()) return *size;
+    // Cut while it was read (one who empties it takes no lock): read
+    // again, whole. A file cut over and over past every try is the only
+    // way this fails.
+    if (s.code() != StatusCode::kCorruption || attempt + 1 == kMostRereads) return s;
+    forget_what_was_read(file);
+  }
+}
+
+void KernelRecorder::forget_what_was_read(const File& file) {
+  read_up_to_ = 0;
+  read_id_ = file.id();
+  tail_.clear();
+  recorded_.clear();
+}
+
+Status KernelRecorder::read_new_lines(const File& file, std::uint64_t size) {
   auto other = rewritten(file, size);
   if (!other) return other.status();
   if (*other) {
     // Emptied, cut, rewritten or replaced by someone: read again whole,
     // and what was recorded in the file read before is no longer there.
-    read_up_to_ = 0;
-    read_id_ = file.id();
-    tail_.clear();
-    recorded_.clear();
+    forget_what_was_read(file);
   }
   if (size == read_up_to_) return Status::ok();
   std::string text(size - read_up_to_, '\0');

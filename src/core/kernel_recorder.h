@@ -16,6 +16,14 @@
 // request looks at the file's size and identity, one stat, no lock). Any
 // failure to record warns once and stops recording for the process: a
 // request is never failed by its recording.
+//
+// The manifest is what `kcache pack` turns into compiler commands, so it
+// is held to the trust rule (env/trusted_path.h,
+// untrusted_appended_file_reason): a manifest another user could have
+// written or could replace, or one named through their link, is refused
+// with one warning (recording stops), unless it is shared on purpose
+// (KCACHE_RECORD_SHARED). It is opened without following a link in its
+// own place, and a new one is made readable by its owner alone (0600).
 #pragma once
 
 #include <kcache/compiler.h>
@@ -33,7 +41,9 @@ namespace kcache {
 
 class KernelRecorder {
  public:
-  KernelRecorder(std::string path, Env& env, const Logger& log);
+  // `shared`: KCACHE_RECORD_SHARED (no trust rule; made 0666 as the umask
+  // allows).
+  KernelRecorder(std::string path, bool shared, Env& env, const Logger& log);
 
   // Adds the request to the manifest unless a line has its key.
   void record(const KernelRequest& request, const Compiler& compiler, const Target& target,
@@ -46,7 +56,18 @@ class KernelRecorder {
  private:
   // With mutex_ held, each of them.
   Status append_once(const CacheKey& key, const std::string& line);
-  Status catch_up(const File& file, std::uint64_t size);
+  // The manifest opened for appending, held to the trust rule unless
+  // shared; `real` gets its path after links (the one locked).
+  Result<std::unique_ptr<File>> open_manifest(std::string& real) const;
+  // Reads what others appended since the last look (all of it when the
+  // file was rewritten); the size read up to. A file cut while it is
+  // read is read again.
+  Result<std::uint64_t> catch_up(const File& file);
+  // catch_up's one try, at `size`; kCorruption when the file was cut
+  // meanwhile.
+  Status read_new_lines(const File& file, std::uint64_t size);
+  // The file is to be read from its start, and no key is known in it.
+  void forget_what_was_read(const File& file);
   // Whether the manifest is no longer the one read: another file, shorter
   // than what was read, or other bytes where the last read ended.
   Result<bool> rewritten(const File& file, std::uint64_t size) const;
@@ -56,6 +77,7 @@ class KernelRecorder {
   Status remember_tail(const File& file);
 
   const std::string path_;
+  const bool shared_;
   Env& env_;
   const Logger& log_;
   std::mutex mutex_;

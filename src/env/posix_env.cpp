@@ -260,7 +260,9 @@ class PosixEnv final : public Env {
                                           mode_t create_mode) override {
     const int flags = mode == OpenMode::kReadWrite ? 0
                       : mode == OpenMode::kCreate  ? O_CREAT
-                                                   : O_CREAT | O_APPEND;
+                                                  // kAppend: a manifest, never
+                                                  // through a link in its place
+                                                  : O_CREAT | O_APPEND | O_NOFOLLOW;
     return open_posix_file(path, O_RDWR | flags, create_mode);
   }
 

@@ -120,33 +120,103 @@ std::optional<std::string> untrusted_folder_reason(const std::string& path, cons
   return std::nullopt;
 }
 
-std::optional<std::string> untrusted_reason_through_links(const std::string& path, const Env& env) {
+namespace {
+
+// Where `path` leads through its links, each held to the rule as its
+// owner's (owned by root or this user, in folders others cannot replace
+// it in: writable by others only with the sticky bit): the path of the
+// file the last one names (absent or not), or why a link cannot be
+// trusted.
+struct FollowedLinks {
+  std::string path;
+  std::optional<std::string> untrusted;
+};
+
+FollowedLinks follow_trusted_links(const std::string& path, const Env& env) {
   constexpr int kMostLinks = 16;
   const uid_t me = env.user_id();
   std::string at = path;
   for (int links = 0; links < kMostLinks; ++links) {
     auto info = env.file_info(at);
-    if (!info) return std::nullopt;  // absent: the caller's business
-    if (info->type != FileType::kSymlink) return untrusted_reason(at, env);
+    if (!info || info->type != FileType::kSymlink) return {at, std::nullopt};
     // Whoever owns the link, or can replace it in its folder, says what
     // it names.
-    if (auto reason = owner_reason("link " + at, *info, me)) return reason;
+    if (auto reason = owner_reason("link " + at, *info, me)) return {at, reason};
     std::error_code error;
     const fs::path link = fs::absolute(at, error).lexically_normal();
-    if (error) return "link " + at + " cannot be placed: " + error.message();
+    if (error) return {at, "link " + at + " cannot be placed: " + error.message()};
     if (auto reason = folders_reason(link.parent_path(), env, me, /*holding=*/false)) {
-      return reason;
+      return {at, reason};
     }
     const fs::path real = fs::canonical(link.parent_path(), error);
-    if (error) return "the folder of " + at + " cannot be resolved: " + error.message();
+    if (error) return {at, "the folder of " + at + " cannot be resolved: " + error.message()};
     if (real != link.parent_path()) {
-      if (auto reason = folders_reason(real, env, me, /*holding=*/false)) return reason;
+      if (auto reason = folders_reason(real, env, me, /*holding=*/false)) return {at, reason};
     }
     const fs::path target = fs::read_symlink(link, error);
-    if (error) return "link " + at + " cannot be read: " + error.message();
+    if (error) return {at, "link " + at + " cannot be read: " + error.message()};
     at = (target.is_absolute() ? target : real / target).lexically_normal().string();
   }
-  return "file " + path + " is named through more than " + std::to_string(kMostLinks) + " links";
+  return {at,
+          "file " + path + " is named through more than " + std::to_string(kMostLinks) + " links"};
+}
+
+}  // namespace
+
+std::optional<std::string> untrusted_reason_through_links(const std::string& path, const Env& env) {
+  FollowedLinks followed = follow_trusted_links(path, env);
+  if (followed.untrusted) return followed.untrusted;
+  return untrusted_reason(followed.path, env);  // nullopt when absent
+}
+
+std::optional<std::string> untrusted_appended_file_reason(const std::string& path, const Env& env,
+                                                          std::string& real_path) {
+  FollowedLinks followed = follow_trusted_links(path, env);
+  real_path = followed.path;
+  if (followed.untrusted) return followed.untrusted;
+  const uid_t me = env.user_id();
+  std::error_code error;
+  const fs::path absolute = fs::absolute(followed.path, error).lexically_normal();
+  if (error) return "file " + followed.path + " cannot be placed: " + error.message();
+  // A folder that is not there: the open says so.
+  if (env.file_info(absolute.parent_path().string()).status().code() == StatusCode::kNotFound) {
+    return std::nullopt;
+  }
+  // Its folder may be one others write in when the sticky bit keeps what
+  // this user owns there in place (/tmp): the file itself is judged as
+  // it is opened (untrusted_open_file_reason).
+  if (auto reason = folders_reason(absolute.parent_path(), env, me, /*holding=*/false)) {
+    return reason;
+  }
+  const fs::path real = fs::canonical(absolute.parent_path(), error);
+  if (error) return "the folder of " + followed.path + " cannot be resolved: " + error.message();
+  if (real != absolute.parent_path()) {
+    if (auto reason = folders_reason(real, env, me, /*holding=*/false)) return reason;
+  }
+  real_path = (real / absolute.filename()).string();
+  return untrusted_open_file_reason(real_path, std::nullopt, env);
+}
+
+std::optional<std::string> untrusted_open_file_reason(const std::string& path,
+                                                      std::optional<FileId> opened,
+                                                      const Env& env) {
+  auto info = env.file_info(path);
+  if (!info) {
+    if (info.status().code() == StatusCode::kNotFound && !opened) return std::nullopt;
+    return "file " + path + " cannot be looked at: " + info.status().message();
+  }
+  const std::string what = "file " + path;
+  if (info->type == FileType::kSymlink) return what + std::string(kIsALink);
+  // A FIFO, a device, a folder: not the rule's to judge (the caller reads
+  // and appends to regular files alone, and says so).
+  if (info->type != FileType::kRegular) return std::nullopt;
+  if (opened && info->id != *opened) return what + " was replaced as it was opened";
+  const uid_t me = env.user_id();
+  if (auto reason = owner_reason(what, *info, me)) return reason;
+  if (auto how = writable_by_others(path, *info, env, me)) {
+    return what + " is writable by others (" + *how + ")";
+  }
+  return std::nullopt;
 }
 
 }  // namespace kcache

@@ -44,4 +44,26 @@ std::string refusal_words(const std::string& reason);
 // when it can be trusted or does not exist.
 std::optional<std::string> untrusted_reason_through_links(const std::string& path, const Env& env);
 
+// The rule for a file the user names that kcache appends to, or runs
+// commands from (a kernel manifest: KCACHE_RECORD, pack --manifest): the
+// links on the way as untrusted_reason_through_links holds them; the file
+// owned by root or this user and writable by no one else; the folders
+// above it as for any file, but the folder holding it may be writable by
+// others when its sticky bit is set (no one else can then replace or
+// remove the user's file: a manifest in /tmp is the user's). A file not
+// there yet is judged by the folders it would be made in. `real_path`
+// gets the path after the links: the one to open, without following a
+// link in the file's place, and to judge again once open
+// (untrusted_open_file_reason). nullopt when it can be trusted.
+std::optional<std::string> untrusted_appended_file_reason(const std::string& path, const Env& env,
+                                                          std::string& real_path);
+
+// Why the file at `path` (no link followed), just opened as `opened`,
+// cannot be trusted: a link, another file than the one opened, owned by
+// another user, or writable by others. With no `opened`, an absent file
+// is nullopt (the caller's business), and so is one that is not a regular
+// file (a FIFO, a device: the caller refuses to read it).
+std::optional<std::string> untrusted_open_file_reason(const std::string& path,
+                                                      std::optional<FileId> opened, const Env& env);
+
 }  // namespace kcache

@@ -3,9 +3,12 @@
 // short by a killed writer is ended and skipped; a manifest that cannot be
 // written warns once and never fails a request.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -14,6 +17,7 @@
 
 #include "core/kernel_recorder.h"
 #include "fakes/cache_fixture.h"
+#include "fakes/file_wrapper.h"
 
 namespace kcache {
 namespace {
@@ -282,6 +286,118 @@ TEST_F(KernelRecorderTest, AManifestThatCannotBeWrittenWarnsOnceAndFailsNothing)
   }
   EXPECT_EQ(log_lines_containing("Cannot record kernels in " + dir / "no/such/folder"), 1);
   EXPECT_EQ(log_lines_containing("KCACHE_RECORD"), 1);
+}
+
+// The manifest is what `kcache pack` turns into compiler commands: one
+// another user could have written is not added to (a program's sources
+// would land in their file, and their lines in the user's package).
+TEST_F(KernelRecorderTest, AManifestOthersCanWriteIsRefusedWithOneWarningAndFailsNothing) {
+  write_file(manifest_, "");
+  ASSERT_EQ(::chmod(manifest_.c_str(), 0666), 0);
+  auto cache = open();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(
+        cache->get_or_compile(request("kernel void k" + std::to_string(i) + "() {}"), compiler)
+            .is_ok());
+  }
+  EXPECT_EQ(read_file(manifest_), "");
+  EXPECT_EQ(log_lines_containing("Cannot record kernels in " + manifest_), 1);
+  EXPECT_EQ(log_lines_containing("is writable by others (mode 0666)"), 1);
+  EXPECT_EQ(log_lines_containing("KCACHE_RECORD_SHARED=1"), 1);
+}
+
+TEST_F(KernelRecorderTest, AManifestInAFolderOthersCanWriteNeedsTheStickyBit) {
+  const std::string team = dir / "team";
+  std::filesystem::create_directories(team);
+  env.vars["KCACHE_RECORD"] = team + "/kernels.jsonl";
+  ASSERT_EQ(::chmod(team.c_str(), 0777), 0);
+  ASSERT_TRUE(open()->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  EXPECT_FALSE(std::filesystem::exists(team + "/kernels.jsonl"));
+  EXPECT_EQ(log_lines_containing("folder " + team + " is writable by others"), 1);
+  // Sticky, as /tmp is: no one else can replace the user's file there.
+  ASSERT_EQ(::chmod(team.c_str(), 01777), 0);
+  ASSERT_TRUE(open()->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  EXPECT_NE(read_file(team + "/kernels.jsonl").find("kernel void a()"), std::string::npos);
+}
+
+TEST_F(KernelRecorderTest, AManifestSharedOnPurposeIsAddedTo) {
+  write_file(manifest_, "");
+  ASSERT_EQ(::chmod(manifest_.c_str(), 0666), 0);
+  env.vars["KCACHE_RECORD_SHARED"] = "1";
+  ASSERT_TRUE(open()->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  EXPECT_EQ(records().size(), 1u);
+  EXPECT_EQ(log_lines_containing("Cannot record"), 0);
+}
+
+TEST_F(KernelRecorderTest, ANewManifestIsReadableByItsOwnerAlone) {
+  const mode_t old_umask = ::umask(022);
+  ASSERT_TRUE(open()->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  env.vars["KCACHE_RECORD"] = dir / "shared.jsonl";
+  env.vars["KCACHE_RECORD_SHARED"] = "true";
+  ASSERT_TRUE(open()->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  ::umask(old_umask);
+  struct stat st {};
+  ASSERT_EQ(::stat(manifest_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((dir / "shared.jsonl").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);  // as the umask allows
+}
+
+TEST_F(KernelRecorderTest, TheUsersOwnLinkToTheManifestIsFollowed) {
+  const std::string real = dir / "elsewhere/kernels.jsonl";
+  std::filesystem::create_directories(dir / "elsewhere");
+  write_file(real, "");
+  std::filesystem::create_symlink(real, manifest_);
+  ASSERT_TRUE(open()->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  EXPECT_NE(read_file(real).find("kernel void a()"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_symlink(manifest_));
+  EXPECT_EQ(log_lines_containing("Cannot record"), 0);
+}
+
+// Reads of the manifest that find it shorter than its size said, the
+// first `cuts` times: one who empties it (taking no lock) cut it between
+// a recorder's look at its size and its read.
+class CutWhileRead final : public EnvWrapper {
+ public:
+  CutWhileRead(Env& target, int cuts) : EnvWrapper(target), cuts_(cuts) {}
+  Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode,
+                                          mode_t create_mode) override {
+    auto file = EnvWrapper::open_file(path, mode, create_mode);
+    if (!file) return file;
+    return std::unique_ptr<File>(std::make_unique<Cut>(std::move(*file), cuts_));
+  }
+
+ private:
+  class Cut final : public testing::FileWrapper {
+   public:
+    Cut(std::unique_ptr<File> file, std::atomic<int>& cuts)
+        : FileWrapper(std::move(file)), cuts_(cuts) {}
+    Status read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
+      if (cuts_.fetch_sub(1) > 0) return Status::corruption("the file is shorter than expected");
+      return FileWrapper::read_at(offset, out);
+    }
+
+   private:
+    std::atomic<int>& cuts_;
+  };
+  std::atomic<int> cuts_;
+};
+
+TEST_F(KernelRecorderTest, AManifestCutWhileItIsReadIsReadAgainAndRecordingGoesOn) {
+  auto first = open();
+  ASSERT_TRUE(first->get_or_compile(request("kernel void a() {}"), compiler).is_ok());
+  CutWhileRead cutting(env, 3);
+  CacheOptions options;
+  options.log_sink = [this](LogLevel, std::string_view line) {
+    std::lock_guard lock(log_mutex);
+    log.emplace_back(line);
+  };
+  auto later = open_cache_with_env(options, cutting);
+  ASSERT_TRUE(later.is_ok());
+  ASSERT_TRUE((*later)->get_or_compile(request("kernel void b() {}"), compiler).is_ok());
+  ASSERT_TRUE((*later)->get_or_compile(request("kernel void c() {}"), compiler).is_ok());
+  EXPECT_EQ(records().size(), 3u) << read_file(manifest_);
+  EXPECT_EQ(log_lines_containing("recording stops"), 0);
 }
 
 }  // namespace

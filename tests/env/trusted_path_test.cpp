@@ -313,6 +313,71 @@ TEST_F(TrustedPathTest, AFileNamedThroughLinksHoldsEachLinkToTheRule) {
   EXPECT_NE(why->find("more than 16 links"), std::string::npos) << *why;
 }
 
+// A kernel manifest (appended to, its lines run by pack): the rule of a
+// file named through links, but its folder may be one others write in with
+// the sticky bit (no one else can replace the user's file there), and a
+// file not made yet is judged by the folder it would be made in.
+TEST_F(TrustedPathTest, AnAppendedFileMayLieInAStickyFolderOthersWrite) {
+  const std::string folder = dir_ / "team";
+  fs::create_directory(folder);
+  const std::string manifest = folder + "/kernels.jsonl";
+  std::string real;
+  ::chmod(folder.c_str(), 01777);
+  EXPECT_EQ(untrusted_appended_file_reason(manifest, env_, real), std::nullopt);  // not made yet
+  EXPECT_EQ(real, manifest);
+  write_file(manifest, "");
+  ::chmod(manifest.c_str(), 0600);
+  EXPECT_EQ(untrusted_appended_file_reason(manifest, env_, real), std::nullopt);
+  // Made first by someone else: theirs.
+  env_.owners[manifest] = other();
+  auto why = untrusted_appended_file_reason(manifest, env_, real);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("file " + manifest + " is owned by another user"), std::string::npos) << *why;
+  env_.owners.erase(manifest);
+  // Without the sticky bit anyone could replace it, made or not.
+  ::chmod(folder.c_str(), 0777);
+  why = untrusted_appended_file_reason(manifest, env_, real);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("folder " + folder + " is writable by others without the sticky bit"),
+            std::string::npos)
+      << *why;
+  fs::remove(manifest);
+  EXPECT_TRUE(untrusted_appended_file_reason(manifest, env_, real).has_value());
+  ::chmod(folder.c_str(), 0755);
+  // In a folder that is not there: the open says so, not the rule.
+  EXPECT_EQ(untrusted_appended_file_reason(dir_ / "none/kernels.jsonl", env_, real), std::nullopt);
+}
+
+TEST_F(TrustedPathTest, AnAppendedFileNamedThroughAnotherUsersLinkIsNot) {
+  const std::string sticky = dir_ / "stick";
+  fs::create_directory(sticky);
+  ::chmod(sticky.c_str(), 01777);
+  write_file(dir_ / "victim.txt", "victim line\n");
+  const std::string planted = sticky + "/m.jsonl";
+  fs::create_symlink(dir_ / "victim.txt", planted);
+  std::string real;
+  EXPECT_EQ(untrusted_appended_file_reason(planted, env_, real), std::nullopt);  // the user's own
+  EXPECT_EQ(real, dir_ / "victim.txt");
+  env_.owners[planted] = other();
+  auto why = untrusted_appended_file_reason(planted, env_, real);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("link " + planted + " is owned by another user"), std::string::npos) << *why;
+}
+
+TEST_F(TrustedPathTest, AnOpenedFileIsJudgedAsTheOneOpened) {
+  const std::string file = dir_ / "db/p.kdb";
+  auto info = env_.file_info(file);
+  ASSERT_TRUE(info.is_ok());
+  EXPECT_EQ(untrusted_open_file_reason(file, info->id, env_), std::nullopt);
+  auto why = untrusted_open_file_reason(file, FileId{info->id.device, info->id.inode + 1}, env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("was replaced as it was opened"), std::string::npos) << *why;
+  ::chmod(file.c_str(), 0646);
+  why = untrusted_open_file_reason(file, info->id, env_);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("is writable by others (mode 0646)"), std::string::npos) << *why;
+}
+
 TEST_F(TrustedPathTest, RelativePathsAreCheckedFromTheWorkingFolder) {
   const fs::path before = fs::current_path();
   fs::current_path(dir_ / "db");

@@ -152,6 +152,11 @@ Status check_package_output(const std::string& path, const std::string& what) {
                           "replace it (remove it, or name another file)");
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  return std::filesystem::equivalent(a, b, error) && !error;
+}
+
 Status check_can_create(const std::string& path, const std::string& what) {
   std::string probe;
   UniqueFd fd(create_beside(path, 0600, probe));

@@ -38,6 +38,10 @@ Result<std::string> read_input_file(const std::string& path, const std::string& 
                                     std::uint64_t max_bytes = kMaxInputFileBytes,
                                     std::string_view bounded = "a source or header file");
 
+// Whether `a` and `b` name one existing file (through links, or two
+// names of one file).
+bool same_file(const std::string& a, const std::string& b);
+
 // Ok when a new file can be made in the folder `path` would be written
 // to: a file is made there and removed (so a read-only folder, one the
 // user cannot write, or a missing one is found before hours of work).

@@ -9,6 +9,7 @@
 // others and the exit status is 1.
 #include <fcntl.h>
 #include <kcache/cache.h>
+#include <kcache/trust.h>
 #include <malloc.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "commands.h"
@@ -51,6 +53,10 @@ struct PackArgs {
   CompilerFlags compiler;
   unsigned jobs = 0;
   bool from_cache = false;
+  // The manifest, and the programs and libraries its lines run, used even
+  // when another user could have written them (include/kcache/trust.h).
+  bool trust_manifest = false;
+  bool trust_compiler = false;
   int worker_of = 0;  // run as one of this pack process's jobs (pack_workers.h)
   // Backends whose runtime takes no such target: their lines are left out
   // (the pack finds them; its workers are told).
@@ -95,6 +101,32 @@ Result<Compiler*> compiler_for(const Line& line, const CompilerConfig& config,
     compiler = std::make_unique<layer::LoggedCompiler>(std::move(*made));
   }
   return compiler.get();
+}
+
+// The programs and libraries the compilers of `lines` run or load (each
+// found from its line's folder, as its compiles are) that another user
+// could have written or replaced, each once with the first line that
+// runs it and why: a manifest's lines are commands, run as the user who
+// packs. Asked before any compiler is made (making one may load a library
+// or stat a program).
+std::vector<std::string> untrusted_compilers(const std::vector<Line>& lines,
+                                             const CompilerConfig& config) {
+  std::vector<std::string> said;
+  std::set<std::string> asked;  // config and folder
+  std::set<std::string> files_seen;
+  for (const Line& line : lines) {
+    const CompilerConfig mine = config_for(line, config);
+    if (!asked.insert(config_name(mine) + "\nin " + line.cwd).second) continue;
+    const auto files = from_folder(line.cwd, [&] { return files_a_compiler_runs(mine); });
+    for (const std::string& file : files) {
+      if (!files_seen.insert(file).second) continue;
+      if (auto why = untrusted_file_reason(file)) {
+        said.push_back(file + " (line " + std::to_string(line.number) + "'s " + line.backend +
+                       " compiler): " + *why);
+      }
+    }
+  }
+  return said;
 }
 
 // Why the runtime of `line`'s backend cannot take its target: OpenCL
@@ -246,12 +278,6 @@ int check_package_path(const std::string& output) {
   return 0;
 }
 
-// Whether `a` and `b` name one existing file.
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code error;
-  return std::filesystem::equivalent(a, b, error) && !error;
-}
-
 // Whether `a` and `b` name one path, whether or not it exists yet.
 bool is_same_path(const std::string& a, const std::string& b) {
   if (same_file(a, b)) return true;
@@ -321,6 +347,16 @@ int run_pack(PackArgs args) {
     std::cerr << "kcache: --output: the package's path is empty\n";
     return 2;
   }
+  // Its lines become compiler commands, run as the user who packs: a
+  // manifest another user could have written is theirs to command.
+  if (!args.trust_manifest) {
+    if (auto why = untrusted_file_reason(args.manifest)) {
+      std::cerr << "kcache: --manifest " << args.manifest << ": another user could have written "
+                << "it (" << *why << "), and its lines are commands pack would run as you; "
+                << "--trust-manifest packs it anyway\n";
+      return 1;
+    }
+  }
   // A regular file, bounded: /dev/zero or a FIFO must not fill the memory
   // or hang the pack.
   auto manifest = read_input_file(args.manifest, "--manifest " + args.manifest, kMaxManifestBytes,
@@ -350,6 +386,17 @@ int run_pack(PackArgs args) {
   CompilerConfig config = config_of(args.compiler);
   config.command = command_from_here(config.command);
   config.command_input_name = args.input_name;
+  if (!worker && !args.trust_compiler) {
+    if (auto untrusted = untrusted_compilers(lines, config); !untrusted.empty()) {
+      for (const std::string& one : untrusted) {
+        std::cerr << "kcache: pack will not run " << one << "\n";
+      }
+      std::cerr << "kcache: another user could have replaced "
+                << (untrusted.size() == 1 ? "that program" : "those programs")
+                << "; nothing was compiled (--trust-compiler runs them anyway)\n";
+      return 1;
+    }
+  }
   // This process's compilers, each made once: the target's check, the
   // user cache's keys (--from-cache) and the compiles reuse them.
   Compilers compilers;
@@ -596,6 +643,12 @@ Runner add_pack_command(CLI::App& app) {
                   "command backend: file name {in} gets (default: the recorded one)");
   cmd->add_option("--sign", args->sign, "Sign the package with this private key (kcache keygen)")
       ->check(names_a_path());
+  cmd->add_flag("--trust-manifest", args->trust_manifest,
+                "Pack the manifest even when another user could have written it (its lines are "
+                "commands pack runs as you)");
+  cmd->add_flag("--trust-compiler", args->trust_compiler,
+                "Run the compilers the manifest names even when another user could have "
+                "replaced their programs or libraries");
   cmd->add_flag("--from-cache", args->from_cache,
                 "Take the kernels the user cache already holds for this target instead of "
                 "compiling them");

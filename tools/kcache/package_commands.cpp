@@ -230,6 +230,15 @@ int run_import(const std::vector<std::string>& packages) {
 
 int run_merge(const std::vector<std::string>& packages, const std::string& output,
               const std::string& sign) {
+  // Written over one of its own inputs, the package would lose that
+  // input's signature (the merge is a new package) with nothing said.
+  for (const auto& path : packages) {
+    if (same_file(output, path)) {
+      std::cerr << "kcache: --output " << output << " is one of the packages merged (" << path
+                << "); name another file for the merged package\n";
+      return 2;
+    }
+  }
   if (Status s = check_package_output(output, "--output " + output); !s.is_ok()) {
     return report_failure(s.message());
   }
@@ -246,6 +255,17 @@ int run_merge(const std::vector<std::string>& packages, const std::string& outpu
   if (!report) return report_failure(report.status().message() + "; nothing written");
   std::cout << "merged " << counted(packages.size(), "package") << " into " << output << " ("
             << counted(report->entries, "kernel") << ")\n";
+  // A merge is a new package: the inputs' signatures do not carry over.
+  if (sign.empty()) {
+    for (const auto& path : packages) {
+      if (auto info = read_package_info(path); info && !info->signer.empty()) {
+        std::cerr << "kcache: note: " << path << " was signed (key " << info->signer << "); "
+                  << output << " is not: sign it (kcache sign, or merge --sign) for systems "
+                  << "that trust only signed packages (KCACHE_TRUSTED_KEYS)\n";
+        break;
+      }
+    }
+  }
   if (report->differing > 0) {
     std::cerr << "kcache: note: " << counted(report->differing, "kernel")
               << (report->differing == 1 ? " has" : " have")

@@ -155,6 +155,32 @@ std::string file_stamp(const std::string& path) {
          std::to_string(st.st_ino);
 }
 
+// The files a command line runs or reads by name, in its order: its
+// program and the compiler a wrapper runs, as the shell finds them (an
+// empty path for one not found), and every other word naming a regular
+// file (a script given to `sh`, a config file).
+struct NamedFile {
+  std::string word;  // as the command line has it
+  std::string path;  // where it is; empty for a program not found
+  bool program = false;
+};
+
+std::vector<NamedFile> named_files(const std::vector<std::string>& argv) {
+  std::vector<NamedFile> files;
+  const std::size_t compiler = compiler_index(argv);
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    if (has_placeholder(argv[i])) continue;
+    const bool program = i == 0 || i == compiler;
+    std::string path = program ? find_program(argv[i]) : argv[i];
+    struct stat st {};
+    if (!program && (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))) {
+      continue;  // an option, not a file
+    }
+    files.push_back({argv[i], std::move(path), program});
+  }
+  return files;
+}
+
 // The build of a command's compiler, as ccache's compiler_check=mtime sees
 // it: the size and mtime of the program it runs (and of the compiler a
 // wrapper runs), and of every other file its command line names (a script
@@ -162,20 +188,14 @@ std::string file_stamp(const std::string& path) {
 // compiler: a new identity, whatever its --version says.
 Result<std::string> files_identity(const std::vector<std::string>& argv) {
   std::string identity;
-  const std::size_t compiler = compiler_index(argv);
-  for (std::size_t i = 0; i < argv.size(); ++i) {
-    if (has_placeholder(argv[i])) continue;
-    std::string path = argv[i];
-    if (i == 0 || i == compiler) {
-      path = find_program(argv[i]);
-      if (path.empty()) {
-        return Status::unavailable("cannot find the compiler '" + argv[i] + "' in PATH");
-      }
+  for (const NamedFile& file : named_files(argv)) {
+    if (file.path.empty()) {
+      return Status::unavailable("cannot find the compiler '" + file.word + "' in PATH");
     }
-    std::string stamp = file_stamp(path);
+    std::string stamp = file_stamp(file.path);
     if (stamp.empty()) {
-      if (i == 0 || i == compiler) return Status::unavailable("cannot stat the compiler " + path);
-      continue;  // an option, not a file
+      if (file.program) return Status::unavailable("cannot stat the compiler " + file.path);
+      continue;  // gone since it was looked at
     }
     identity += (identity.empty() ? "" : "; ") + stamp;
   }
@@ -379,6 +399,16 @@ class CommandCompiler final : public Compiler {
 };
 
 }  // namespace
+
+std::vector<std::string> command_files(const std::string& command) {
+  std::vector<std::string> paths;
+  auto argv = split_options(command);
+  if (!argv) return paths;
+  for (const NamedFile& file : named_files(*argv)) {
+    if (!file.path.empty()) paths.push_back(file.path);
+  }
+  return paths;
+}
 
 Result<std::unique_ptr<Compiler>> make_command_compiler(const CompilerConfig& config) {
   auto argv = split_options(config.command);
