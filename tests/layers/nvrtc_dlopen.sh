@@ -83,13 +83,18 @@ for candidate in "${candidates[@]}"; do
 done
 ((${#libraries[@]} > 0)) || skip_backend nvrtc "no real libnvrtc.so.13, .12 or .11.2 here"
 
-# Each library with its functions looked up on its handle; the toolkit's
-# 13 also opened RTLD_GLOBAL and looked up in the global scope first
-# (cuda.bindings 13), and by its soname in the same process.
+# Each library with its functions looked up on its handle, and (but the
+# alternative build) as cuda.bindings looks them up: in the global scope
+# first, where the preloaded stand-ins are, which must not answer for an
+# NVRTC the program has not loaded (another version: Debian's 11.8, a
+# wheel's 12); the toolkit's 13 also by its soname in the same process.
 cases=()
 for library in "${libraries[@]}"; do
   cases+=("$library")
-  [[ "$(basename "$library")" == libnvrtc.so.13 ]] && cases+=("$library --global --also libnvrtc.so.13")
+  case "$(basename "$library")" in
+    libnvrtc.so.13) cases+=("$library --global --also libnvrtc.so.13") ;;
+    libnvrtc.so.*) cases+=("$library --global") ;;
+  esac
 done
 for case in "${cases[@]}"; do
   read -r library flags <<<"$case"

@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "layers/layer_files.h"
+#include "layers/layer_switch.h"
 
 namespace kcache::tool {
 namespace {
@@ -103,6 +104,10 @@ int run_program(const RunArguments& args, std::vector<std::string> command) {
                           " nor the NVRTC shim (" + nvrtc_folder +
                           ") is there: this kcache was built without them");
   }
+  // Off: the program runs as without kcache, nothing of it preloaded (a
+  // preloaded stand-in is in the global scope even when it forwards
+  // every call).
+  if (layer::layer_disabled()) layers.clear();
   const std::string preload = preload_with(layers);
   if (args.print_env) {
     std::cout << "LD_PRELOAD=" << preload << "\n";
@@ -112,7 +117,7 @@ int run_program(const RunArguments& args, std::vector<std::string> command) {
     std::cerr << "kcache: run: name the program to run: kcache run -- PROGRAM [ARGS...]\n";
     return 2;
   }
-  ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  if (!layers.empty()) ::setenv("LD_PRELOAD", preload.c_str(), 1);
   std::vector<char*> argv;
   for (auto& word : command) argv.push_back(word.data());
   argv.push_back(nullptr);
@@ -142,8 +147,8 @@ Runner add_run_command(CLI::App& app) {
       "would find) preloaded: each OpenCL program it builds from source and each NVRTC compile "
       "is served from the kcache cache, however the program loads OpenCL or NVRTC (linked, "
       "dlopen by soname or by path, dlsym on the handle); one that cannot be served is said "
-      "once. KCACHE_LAYER_DISABLE=1 turns them off. kcache exits with the program's status "
-      "(127: not found, 126: not runnable).");
+      "once. KCACHE_LAYER_DISABLE=1 turns them off (nothing is preloaded). kcache exits with the "
+      "program's status (127: not found, 126: not runnable).");
   return [args] { return run_program(*args, args->command); };
 }
 

@@ -36,10 +36,12 @@
 #include "layers/layer_files.h"
 #include "layers/layer_switch.h"
 
-// The loader's dlsym, which the trampoline jumps to: set by the first
-// routing call (the trampoline calls it first), read by the trampoline.
+// The loader's dlsym and dlopen, which the trampolines jump to: set by the
+// first call of each (the trampoline calls this layer first), read by the
+// trampolines.
 extern "C" {
 __attribute__((visibility("hidden"))) void* kcache_next_dlsym = nullptr;
+__attribute__((visibility("hidden"))) void* kcache_next_dlopen = nullptr;
 }
 
 namespace kcache::layer {
@@ -63,21 +65,34 @@ Dlsym loader_dlsym() {
   return reinterpret_cast<Dlsym>(next);
 }
 
+// The next dlopen after this layer's, found as the dlsym.
+void loader_dlopen() {
+  if (__atomic_load_n(&kcache_next_dlopen, __ATOMIC_ACQUIRE) != nullptr) return;
+  void* next = ::dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34");
+  if (next == nullptr) next = ::dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
+  if (next == nullptr) {
+    std::fputs("kcache: Error [Layer] the C library's dlopen cannot be found\n", stderr);
+    std::abort();
+  }
+  __atomic_store_n(&kcache_next_dlopen, next, __ATOMIC_RELEASE);
+}
+
+// dlopen(NULL)'s handle, whose lookups search the global scope as
+// RTLD_DEFAULT's do (found once; race-free to find twice).
+std::atomic<void*> main_program{nullptr};
+
+void* main_program_handle() {
+  void* handle = main_program.load(std::memory_order_acquire);
+  if (handle == nullptr) {
+    handle = ::dlopen(nullptr, RTLD_LAZY | RTLD_NOLOAD);
+    main_program.store(handle, std::memory_order_release);
+  }
+  return handle;
+}
+
 std::string_view base_name(std::string_view path) {
   const std::size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-// An object of kcache's own: libkcache, its layers (libkcache_*.so) and
-// the NVRTC stand-ins (<folder>/kcache/nvrtc/libnvrtc.so.<N>, told by
-// where they are: they carry NVRTC's own name).
-bool of_kcache(std::string_view file) {
-  if (base_name(file).starts_with("libkcache")) return true;
-  const std::string folder = std::string("/") + kNvrtcStandInFolder + "/";
-  const std::size_t at = file.rfind(folder);
-  return at != std::string_view::npos &&
-         file.find('/', at + folder.size()) == std::string_view::npos &&
-         base_name(file).starts_with("libnvrtc.so.");
 }
 
 enum class Family { kNone, kNvrtc, kOpenCl };
@@ -132,10 +147,42 @@ bool says_warnings() {
 // needs, found while there is one thread.
 __attribute__((constructor)) void prepare() {
   loader_dlsym();
+  loader_dlopen();
   layer_folder();
+  main_program_handle();
 }
 
 }  // namespace
+
+bool nvrtc_stand_in(std::string_view file) {
+  const std::string folder = std::string("/") + kNvrtcStandInFolder + "/";
+  const std::size_t at = file.rfind(folder);
+  return at != std::string_view::npos &&
+         file.find('/', at + folder.size()) == std::string_view::npos &&
+         base_name(file).starts_with("libnvrtc.so.");
+}
+
+bool of_kcache(std::string_view file) {
+  return base_name(file).starts_with("libkcache") || nvrtc_stand_in(file);
+}
+
+void* not_found(const char* name) {
+  // A lookup in this layer's own scope (libkcache and the C++ runtime),
+  // where no NVRTC or OpenCL function is. Its handle is kept (a dlclose
+  // after the lookup would clear dlerror's message).
+  static std::atomic<void*> own{nullptr};
+  void* handle = own.load(std::memory_order_acquire);
+  if (handle == nullptr) {
+    handle = ::dlopen((layer_folder() + "/" + kDlsymLayerFile).c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    void* none = nullptr;
+    if (handle != nullptr && !own.compare_exchange_strong(none, handle)) {
+      ::dlclose(handle);
+      handle = none;
+    }
+  }
+  if (handle != nullptr) next_dlsym(handle, name);
+  return nullptr;
+}
 
 void* next_dlsym(void* handle, const char* name) { return loader_dlsym()(handle, name); }
 
@@ -187,11 +234,21 @@ extern "C" __attribute__((visibility("hidden"))) DlsymAnswer kcache_dlsym_route(
   link_map* defining_object = nullptr;
   if (::dladdr1(found, &defining, reinterpret_cast<void**>(&defining_object), RTLD_DL_LINKMAP) ==
           0 ||
-      defining.dli_fname == nullptr || of_kcache(defining.dli_fname) ||
+      defining.dli_fname == nullptr ||
       defining_object == asking_object) {  // a library looking itself up
     return kLoaderAnswers;
   }
   Lookup lookup{handle, name, found, defining.dli_fname};
+  if (of_kcache(defining.dli_fname)) {
+    const bool global_scope = handle == RTLD_DEFAULT || handle == main_program_handle();
+    if (family != Family::kNvrtc || !global_scope || !nvrtc_stand_in(defining.dli_fname)) {
+      return kLoaderAnswers;
+    }
+    const auto routed = route_global_stand_in(lookup);
+    if (!routed) return kLoaderAnswers;
+    if (*routed != nullptr) ::dlerror();
+    return {*routed, 1};
+  }
   Lmid_t namespace_id = LM_ID_BASE;
   lookup.other_namespace = handle != RTLD_DEFAULT &&
                            ::dlinfo(handle, RTLD_DI_LMID, &namespace_id) == 0 &&
@@ -202,11 +259,20 @@ extern "C" __attribute__((visibility("hidden"))) DlsymAnswer kcache_dlsym_route(
   return {*routed, 1};
 }
 
+// dlopen(file, mode): notes it (routes.h, note_dlopen), then is the
+// loader's, as called.
+extern "C" __attribute__((visibility("hidden"))) void kcache_dlopen_note(const char* file,
+                                                                         int mode) {
+  kcache::layer::loader_dlopen();
+  if (!kcache::layer::layer_disabled()) kcache::layer::note_dlopen(file, mode);
+}
+
 // dlsym(handle, name): asks kcache_dlsym_route (with the caller's return
 // address); when it answers, returns its symbol, else jumps to the loader's
 // dlsym with the arguments and return address as they came, so that the
-// loader sees the program's call and not this layer's. x86-64 only, as the
-// NVRTC shim.
+// loader sees the program's call and not this layer's. dlopen: the same
+// after kcache_dlopen_note, always the loader's. x86-64 only, as the NVRTC
+// shim.
 #if defined(__x86_64__)
 asm(R"(
   .text
@@ -235,6 +301,27 @@ dlsym:
   jmpq *kcache_next_dlsym(%rip)
   .cfi_endproc
   .size dlsym, .-dlsym
+
+  .globl dlopen
+  .type dlopen, @function
+dlopen:
+  .cfi_startproc
+  pushq %rdi
+  .cfi_adjust_cfa_offset 8
+  pushq %rsi
+  .cfi_adjust_cfa_offset 8
+  subq $8, %rsp
+  .cfi_adjust_cfa_offset 8
+  call kcache_dlopen_note
+  addq $8, %rsp
+  .cfi_adjust_cfa_offset -8
+  popq %rsi
+  .cfi_adjust_cfa_offset -8
+  popq %rdi
+  .cfi_adjust_cfa_offset -8
+  jmpq *kcache_next_dlopen(%rip)
+  .cfi_endproc
+  .size dlopen, .-dlopen
 )");
 #else
 #error "the dlsym layer's trampoline is written for x86-64"

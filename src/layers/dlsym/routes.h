@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace kcache::layer {
 
@@ -28,6 +29,18 @@ struct Lookup {
 std::optional<void*> route_nvrtc(const Lookup& lookup);
 // The same for the OpenCL layer's functions found in an ICD loader.
 std::optional<void*> route_opencl(const Lookup& lookup);
+// For an NVRTC function that a lookup in the global scope (RTLD_DEFAULT,
+// dlopen(NULL)'s handle) found in a preloaded stand-in (`lookup.file`):
+// nullopt when the stand-in answers (the program has an NVRTC of its
+// version there: opened RTLD_GLOBAL, or linked to it); else what the
+// program would find without the stand-ins, another version's stand-in
+// or nullptr (not found, dlerror set). Preloaded for the programs linked to
+// NVRTC, a stand-in would otherwise hand a program that looks NVRTC up in
+// the global scope before opening its own (cuda.bindings) another NVRTC.
+std::optional<void*> route_global_stand_in(const Lookup& lookup);
+// Notes a dlopen(file, mode) before the loader does it: NVRTC made global
+// (mode has RTLD_GLOBAL) by a stand-in's soname or by a path.
+void note_dlopen(const char* file, int mode);
 
 // The loader's dlsym (the next after this layer's), for the routes' own
 // lookups: never this layer's own.
@@ -35,6 +48,13 @@ void* next_dlsym(void* handle, const char* name);
 // The folder this layer was loaded from (canonical), where libkcache, the
 // OpenCL layer and kcache/nvrtc/ are (layer_files.h); "" when unknown.
 const std::string& layer_folder();
+// Whether `file` is one of kcache's own objects: libkcache and its layers
+// (libkcache*), the NVRTC stand-ins (nvrtc_stand_in).
+bool of_kcache(std::string_view file);
+// Whether `file` is an NVRTC stand-in (<folder>/kcache/nvrtc/libnvrtc.so.<N>).
+bool nvrtc_stand_in(std::string_view file);
+// nullptr, with dlerror saying that `name` was not found.
+void* not_found(const char* name);
 // Says `text` as "kcache: Warning [Layer] <text>", once per `key` in the
 // process, unless KCACHE_LOG_LEVEL silences warnings.
 void warn_once(const std::string& key, const std::string& text);

@@ -1,8 +1,9 @@
 """An NVRTC program that knows nothing of kcache and loads NVRTC as
 cuda-python's loader does: ctypes.CDLL of a library's path (a wheel's
 nvidia/cuda_nvrtc/lib/libnvrtc.so.12, the toolkit's), every function looked
-up on that handle (or, with --global, the library opened RTLD_GLOBAL and each
-function looked up in the global scope first, as cuda.bindings 13 does). It
+up on that handle (or, with --global, as cuda.bindings 12.9 and 13 do: each
+function looked up in the global scope first, the library opened RTLD_GLOBAL
+only when it is not found there, and the function then looked up on it). It
 compiles and prints, one line each, what a program sees: results, CUBIN and
 PTX sizes and digests, logs. tests/layers/nvrtc_dlopen.sh runs it without
 kcache and under `kcache run`, and compares.
@@ -38,15 +39,17 @@ class Nvrtc:
              "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", "nvrtcGetCUBINSize", "nvrtcGetCUBIN",
              "nvrtcGetPTXSize", "nvrtcGetPTX")
 
-    def __init__(self, library, global_first):
+    def __init__(self, open_library, global_first):
         libdl = ctypes.CDLL(None)
         libdl.dlsym.restype = ctypes.c_void_p
         libdl.dlsym.argtypes = (ctypes.c_void_p, ctypes.c_char_p)
+        library = None
         for name in self.NAMES:
             address = libdl.dlsym(RTLD_DEFAULT, name.encode()) if global_first else None
             if address:
                 function = ctypes.CFUNCTYPE(ctypes.c_int)(address)
             else:
+                library = library or open_library()
                 function = getattr(library, name)
             function.restype = ctypes.c_int
             setattr(self, name[len("nvrtc"):], function)
@@ -117,10 +120,11 @@ def main():
     for builtins in sorted(glob.glob(os.path.join(folder, "libnvrtc-builtins.so.*"))) if folder else []:
         if re.fullmatch(r"libnvrtc-builtins\.so\.\d+\.\d+", os.path.basename(builtins)):
             ctypes.CDLL(builtins, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
-    try:
-        library = ctypes.CDLL(library_name, mode=mode)
-    except OSError as error:
-        print("no %s: %s" % (library_name, error))
+    def open_library():
+        return ctypes.CDLL(library_name, mode=mode)
+
+    if not os.path.exists(library_name) and "/" in library_name:
+        print("no %s" % library_name)
         return 125
 
     # Threads that each open the library and compile their own kernel, at
@@ -128,7 +132,7 @@ def main():
     results = {}
 
     def work(lane):
-        own = Nvrtc(ctypes.CDLL(library_name, mode=mode), global_first)
+        own = Nvrtc(open_library, global_first)
         results[lane] = own.compile("thread %d" % lane, SOURCE, [b"-arch=sm_80", b"-DLANE=%d" % lane],
                                     include)
 
@@ -141,18 +145,25 @@ def main():
         for line in results[lane]:
             print(line)
 
-    for line in Nvrtc(library, global_first).all("first", include):
+    library = open_library()
+    for line in Nvrtc(lambda: library, global_first).all("first", include):
         print(line)
 
     # Closed and opened again: the same library, the same answers.
     _ctypes.dlclose(library._handle)
-    reopened = ctypes.CDLL(library_name, mode=mode)
-    for line in Nvrtc(reopened, global_first).all("reopened", include):
+    for line in Nvrtc(open_library, global_first).all("reopened", include):
         print(line)
 
     if also is not None:
-        for line in Nvrtc(ctypes.CDLL(also, mode=mode), global_first).all("also", include):
+        for line in Nvrtc(lambda: ctypes.CDLL(also, mode=mode), global_first).all("also", include):
             print(line)
+
+    # dlopen(NULL): the global scope, where NVRTC is when it was opened
+    # RTLD_GLOBAL.
+    try:
+        print("main handle version: " + Nvrtc(lambda: ctypes.CDLL(None), False).version())
+    except AttributeError:
+        print("main handle: no NVRTC")
     print("done")
     return 0
 
