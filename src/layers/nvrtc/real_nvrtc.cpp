@@ -231,7 +231,7 @@ const Real* real() {
     }
     if (r != nullptr) return r;
     std::fprintf(stderr,
-                 "kcache: error [nvrtc shim] no real %s was found (KCACHE_NVRTC_LIBRARY, "
+                 "kcache: Error [Layer] the NVRTC shim finds no real %s (KCACHE_NVRTC_LIBRARY, "
                  "LD_LIBRARY_PATH, the loader's folders, $CUDA_HOME/lib64): every NVRTC call "
                  "fails\n",
                  KCACHE_NVRTC_SONAME);

@@ -156,8 +156,7 @@ void keep_work_group_code(kcache::Cache& cache, Built& built) {
       kernel = std::move(*refined);
     } else if (refined.status().code() != kcache::StatusCode::kNotFound) {
       kcache::layer::say_left_to_real(
-          cache, "layer", "PoCL",
-          "its work-group code is not kept: " + refined.status().to_string());
+          cache, "PoCL", "its work-group code is not kept: " + refined.status().to_string());
     }
   }
 }
@@ -176,8 +175,8 @@ void Layer::unuse(const std::string& key) {
 Layer* layer() {
   static Layer* const active = []() -> Layer* {
     if (kcache::layer::layer_disabled() || !complete(real())) return nullptr;
-    auto cache = kcache::layer::open_layer_cache("layer", "OpenCL layer",
-                                                 "program builds from source are served");
+    auto cache =
+        kcache::layer::open_layer_cache("OpenCL layer", "program builds from source are served");
     if (!cache) return nullptr;
     auto* made = new Layer;  // never deleted: see Layer
     made->cache = std::move(cache);
@@ -270,7 +269,7 @@ std::optional<Served> binaries(Layer& l, cl_context context,
         failure_log = status.details();
         return std::nullopt;
       }
-      kcache::layer::say_left_to_real(*l.cache, "layer", "the OpenCL platform", status.to_string());
+      kcache::layer::say_left_to_real(*l.cache, "the OpenCL platform", status.to_string());
       return std::nullopt;
     }
     served.logs.push_back(kernel->tier == kcache::TierKind::kCompiled
