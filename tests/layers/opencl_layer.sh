@@ -2,9 +2,10 @@
 # The OpenCL layer under a program that knows nothing of kcache (the probe,
 # tests/layers/opencl/layer_probe.cpp): everything the program sees of its
 # programs (build status and log, source, kernels, arguments, reference
-# counts, results) is what it sees without the layer, cold and warm; the
-# warm run compiles nothing; an edited header is never served stale;
-# KCACHE_LAYER_DISABLE=1 turns it off; `kcache run` puts it in place.
+# counts, results) is what it sees without the layer, cold and warm; a
+# failing build is compiled once; the warm run compiles nothing; an edited
+# header is never served stale; KCACHE_LAYER_DISABLE=1 turns it off;
+# `kcache run` puts it in place.
 # Environment (CTest): KCACHE, KCACHE_LAYER (the .so), LAYER_PROBE.
 layer="${KCACHE_LAYER:?KCACHE_LAYER must name libkcache_opencl_layer.so}"
 probe="${LAYER_PROBE:?LAYER_PROBE must name the probe program}"
@@ -28,6 +29,11 @@ probe cold LD_PRELOAD="$layer" KCACHE_LOG_LEVEL=info
 ((RC == 0)) || fail "the probe fails under the layer (cold)"
 same_as base cold
 grep -q 'OpenCL layer active' <<<"$ERR" || fail "no line says the layer is active at info level"
+# The failing build is compiled once (kcache's compile answers it): what its
+# compiler prints (PoCL: "1 error generated.") is printed as often as
+# without the layer.
+expect_eq "the compiler's error lines on stderr (cold)" \
+  "$(grep -c 'error.* generated' "$T/base.err")" "$(grep -c 'error.* generated' "$T/cold.err")"
 ((compiles = $(stat_of compiles))) && ((compiles > 0)) || fail "the cold run compiled nothing through kcache"
 requests_cold="$(stat_of requests)"
 

@@ -97,6 +97,18 @@ if [[ -f "$libdir/libkcache_opencl_layer.so" ]]; then
 elif [[ -f "$BUILD_DIR/src/libkcache_opencl_layer.so" ]]; then
   failed "the OpenCL layer libkcache_opencl_layer.so is built but not installed in $libdir"
 fi
+# The dlsym layer (programs that open NVRTC or libOpenCL themselves) is
+# installed beside libkcache, finds it through its RPATH, and kcache run
+# preloads it.
+if [[ -f "$BUILD_DIR/src/libkcache_dlsym_layer.so" ]]; then
+  [[ -f "$libdir/libkcache_dlsym_layer.so" ]] ||
+    failed "the dlsym layer libkcache_dlsym_layer.so is built but not installed in $libdir"
+  out="$("$tool" run --print-env 2>&1)"
+  [[ "$out" == *"$(realpath "$libdir")/libkcache_dlsym_layer.so"* ]] ||
+    failed "installed kcache run does not preload the dlsym layer: '$out'"
+  ldd "$libdir/libkcache_dlsym_layer.so" | grep -q 'libkcache.so.*not found' &&
+    failed "the installed dlsym layer does not find libkcache (RPATH): $(ldd "$libdir/libkcache_dlsym_layer.so")"
+fi
 # The NVRTC shim's stand-ins are installed in <libdir>/kcache/nvrtc, find
 # libkcache through their RPATH, and kcache run preloads each whose real
 # library is here (Debian's libnvrtc.so.11.2 on CI).

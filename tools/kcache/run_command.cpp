@@ -1,9 +1,8 @@
 // kcache run -- PROGRAM ARGS...: runs a program that never heard of kcache
-// with the drop-in layers in place (docs/design.md §10): the OpenCL layer
-// and the NVRTC shim preloaded, nothing else of its environment changed.
-// They are found beside the libkcache this tool runs with (the shim's
-// stand-ins in kcache/nvrtc/ there), so an install works as a build tree
-// does.
+// with the drop-in layers in place (docs/design.md §10): the OpenCL layer,
+// the dlsym layer and the NVRTC shim preloaded, nothing else of its
+// environment changed. They are found beside the libkcache this tool runs
+// with (layers/layer_files.h), so an install works as a build tree does.
 #include <kcache/cache.h>
 
 #include <dlfcn.h>
@@ -19,13 +18,11 @@
 #include <vector>
 
 #include "commands.h"
+#include "layers/layer_files.h"
+#include "layers/layer_switch.h"
 
 namespace kcache::tool {
 namespace {
-
-constexpr const char* kOpenClLayer = "libkcache_opencl_layer.so";
-// The sonames the NVRTC shim stands in for.
-constexpr const char* kNvrtcSonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
 
 struct RunArguments {
   bool print_env = false;
@@ -76,11 +73,13 @@ bool real_library_found(const char* soname) {
   return true;
 }
 
-// The NVRTC stand-ins in `folder`/kcache/nvrtc whose real library is here.
+// The NVRTC stand-ins in `folder`/kcache/nvrtc whose real library is here
+// (one the program opens by its path is served through the dlsym layer,
+// which loads the stand-in then).
 std::vector<std::string> nvrtc_stand_ins(const std::string& folder) {
   std::vector<std::string> found;
-  for (const char* soname : kNvrtcSonames) {
-    const std::string path = folder + "/kcache/nvrtc/" + soname;
+  for (const char* soname : layer::kNvrtcStandInSonames) {
+    const std::string path = folder + "/" + layer::kNvrtcStandInFolder + "/" + soname;
     if (::access(path.c_str(), R_OK) == 0 && real_library_found(soname)) found.push_back(path);
   }
   return found;
@@ -91,14 +90,24 @@ int run_program(const RunArguments& args, std::vector<std::string> command) {
   const std::string folder = library_folder();
   if (folder.empty()) return report_failure("run: cannot tell where libkcache is installed");
   std::vector<std::string> layers;
-  const std::string layer = folder + "/" + kOpenClLayer;
-  if (::access(layer.c_str(), R_OK) == 0) layers.push_back(layer);
-  const bool has_nvrtc_shim = ::access((folder + "/kcache/nvrtc").c_str(), R_OK) == 0;
+  const std::string opencl_layer = folder + "/" + layer::kOpenClLayerFile;
+  if (::access(opencl_layer.c_str(), R_OK) == 0) layers.push_back(opencl_layer);
+  // For programs that open NVRTC or the ICD loader themselves and look its
+  // functions up on that handle, which no preload reaches.
+  const std::string dlsym_layer = folder + "/" + layer::kDlsymLayerFile;
+  if (::access(dlsym_layer.c_str(), R_OK) == 0) layers.push_back(dlsym_layer);
+  const std::string nvrtc_folder = folder + "/" + layer::kNvrtcStandInFolder;
+  const bool has_nvrtc_shim = ::access(nvrtc_folder.c_str(), R_OK) == 0;
   for (auto& stand_in : nvrtc_stand_ins(folder)) layers.push_back(std::move(stand_in));
   if (layers.empty() && !has_nvrtc_shim) {
-    return report_failure("run: neither the OpenCL layer " + layer + " nor the NVRTC shim (" +
-                          folder + "/kcache/nvrtc) is there: this kcache was built without them");
+    return report_failure("run: neither the OpenCL layer " + opencl_layer +
+                          " nor the NVRTC shim (" + nvrtc_folder +
+                          ") is there: this kcache was built without them");
   }
+  // Off: the program runs as without kcache, nothing of it preloaded (a
+  // preloaded stand-in is in the global scope even when it forwards
+  // every call).
+  if (layer::layer_disabled()) layers.clear();
   const std::string preload = preload_with(layers);
   if (args.print_env) {
     std::cout << "LD_PRELOAD=" << preload << "\n";
@@ -108,7 +117,7 @@ int run_program(const RunArguments& args, std::vector<std::string> command) {
     std::cerr << "kcache: run: name the program to run: kcache run -- PROGRAM [ARGS...]\n";
     return 2;
   }
-  ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  if (!layers.empty()) ::setenv("LD_PRELOAD", preload.c_str(), 1);
   std::vector<char*> argv;
   for (auto& word : command) argv.push_back(word.data());
   argv.push_back(nullptr);
@@ -133,11 +142,13 @@ Runner add_run_command(CLI::App& app) {
   sub->add_flag("--print-env", args->print_env,
                 "Print the environment the program would get (LD_PRELOAD) and exit");
   sub->footer(
-      "The program runs unchanged with libkcache_opencl_layer.so preloaded, and the NVRTC shim "
-      "(kcache/nvrtc/libnvrtc.so.<N> beside libkcache, for each NVRTC the program would find): "
-      "each OpenCL program it builds from source and each NVRTC compile is served from the "
-      "kcache cache. KCACHE_LAYER_DISABLE=1 turns both off. kcache exits with the program's "
-      "status (127: not found, 126: not runnable).");
+      "The program runs unchanged with libkcache_opencl_layer.so, libkcache_dlsym_layer.so and "
+      "the NVRTC shim (kcache/nvrtc/libnvrtc.so.<N> beside libkcache, for each NVRTC the program "
+      "would find) preloaded: each OpenCL program it builds from source and each NVRTC compile "
+      "is served from the kcache cache, however the program loads OpenCL or NVRTC (linked, "
+      "dlopen by soname or by path, dlsym on the handle); one that cannot be served is said "
+      "once. KCACHE_LAYER_DISABLE=1 turns them off (nothing is preloaded). kcache exits with the "
+      "program's status (127: not found, 126: not runnable).");
   return [args] { return run_program(*args, args->command); };
 }
 

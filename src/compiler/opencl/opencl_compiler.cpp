@@ -25,6 +25,7 @@
 #include "base/hash.h"
 #include "compiler/compiler_facts.h"
 #include "compiler/loaded_libraries.h"
+#include "compiler/opencl/opencl_build_failure.h"
 #include "compiler/registry.h"
 #include "env/dynamic_library.h"
 #include "inputs/options.h"
@@ -286,7 +287,7 @@ class OpenClCompiler final : public Compiler {
     if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS) {
       return Status::compile_error(err == CL_INVALID_BUILD_OPTIONS
                                        ? "invalid OpenCL build options: " + options
-                                       : "the OpenCL build failed",
+                                       : std::string(kOpenClBuildFailed),
                                    log);
     }
     if (err != CL_SUCCESS) return Status::compile_error("clBuildProgram: " + cl_error(err), log);

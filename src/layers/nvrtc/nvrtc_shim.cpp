@@ -82,7 +82,7 @@ Shim* shim() {
   static Shim* const active = []() -> Shim* {
     if (kcache::layer::layer_disabled() || real() == nullptr) return nullptr;
     auto cache = kcache::layer::open_layer_cache(
-        "nvrtc shim", "NVRTC shim", "compiles through " + real()->path + " are served");
+        "NVRTC shim", "compiles through " + real()->path + " are served");
     if (!cache) return nullptr;
     auto* made = new Shim;  // never deleted: see Shim
     made->cache = std::move(cache);
@@ -234,7 +234,7 @@ bool serve_compile(Shim& s, Program& p, const std::vector<std::string>& argv) {
   if (!request || backend == nullptr) return false;
   auto kernel = s.cache->get_or_compile(*request, *backend);
   if (!kernel) {
-    kcache::layer::say_left_to_real(*s.cache, "nvrtc shim", "NVRTC", kernel.status().to_string());
+    kcache::layer::say_left_to_real(*s.cache, "NVRTC", kernel.status().to_string());
     return false;
   }
   const auto format = kernel->metadata("format");

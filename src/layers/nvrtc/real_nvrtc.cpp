@@ -4,7 +4,6 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "layers/nvrtc/nvrtc_claim.h"
+#include "layers/same_file.h"
+
 #ifndef KCACHE_NVRTC_SONAME
 #error "KCACHE_NVRTC_SONAME names the library this stand-in is (e.g. libnvrtc.so.13)"
 #endif
@@ -26,13 +28,8 @@ namespace {
 // This library's own file, told apart from the real one by inode.
 bool is_this_library(const std::string& path) {
   Dl_info info{};
-  struct stat own {};
-  struct stat other {};
-  if (::dladdr(reinterpret_cast<void*>(&is_this_library), &info) == 0 || !info.dli_fname ||
-      ::stat(info.dli_fname, &own) != 0 || ::stat(path.c_str(), &other) != 0) {
-    return false;
-  }
-  return own.st_dev == other.st_dev && own.st_ino == other.st_ino;
+  return ::dladdr(reinterpret_cast<void*>(&is_this_library), &info) != 0 &&
+         same_file(info.dli_fname, path.c_str());
 }
 
 // The files the loader's cache lists for the soname (`ldconfig -p`), for
@@ -155,7 +152,56 @@ void bind(void* handle, F& function, const char* name) {
   function = reinterpret_cast<F>(::dlsym(handle, name));
 }
 
-// The real library, opened once; nullptr when none is found (said once).
+// The real library at `path`, opened; nullptr when it is not one (this
+// stand-in, no file, not an NVRTC).
+const Real* open_real(const std::string& path) {
+  if (::access(path.c_str(), R_OK) != 0 || is_this_library(path)) return nullptr;
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return nullptr;
+  auto* r = new Real;  // never deleted: programs outlive static destructors
+  r->path = path;
+  bind(handle, r->GetErrorString, "nvrtcGetErrorString");
+  bind(handle, r->Version, "nvrtcVersion");
+  bind(handle, r->GetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
+  bind(handle, r->GetSupportedArchs, "nvrtcGetSupportedArchs");
+  bind(handle, r->CreateProgram, "nvrtcCreateProgram");
+  bind(handle, r->DestroyProgram, "nvrtcDestroyProgram");
+  bind(handle, r->CompileProgram, "nvrtcCompileProgram");
+  bind(handle, r->GetPTXSize, "nvrtcGetPTXSize");
+  bind(handle, r->GetPTX, "nvrtcGetPTX");
+  bind(handle, r->GetCUBINSize, "nvrtcGetCUBINSize");
+  bind(handle, r->GetCUBIN, "nvrtcGetCUBIN");
+  bind(handle, r->GetNVVMSize, "nvrtcGetNVVMSize");
+  bind(handle, r->GetNVVM, "nvrtcGetNVVM");
+  bind(handle, r->GetLTOIRSize, "nvrtcGetLTOIRSize");
+  bind(handle, r->GetLTOIR, "nvrtcGetLTOIR");
+  bind(handle, r->GetOptiXIRSize, "nvrtcGetOptiXIRSize");
+  bind(handle, r->GetOptiXIR, "nvrtcGetOptiXIR");
+  bind(handle, r->GetProgramLogSize, "nvrtcGetProgramLogSize");
+  bind(handle, r->GetProgramLog, "nvrtcGetProgramLog");
+  bind(handle, r->AddNameExpression, "nvrtcAddNameExpression");
+  bind(handle, r->GetLoweredName, "nvrtcGetLoweredName");
+  bind(handle, r->GetPCHHeapSize, "nvrtcGetPCHHeapSize");
+  bind(handle, r->SetPCHHeapSize, "nvrtcSetPCHHeapSize");
+  bind(handle, r->GetPCHCreateStatus, "nvrtcGetPCHCreateStatus");
+  bind(handle, r->GetPCHHeapSizeRequired, "nvrtcGetPCHHeapSizeRequired");
+  bind(handle, r->SetFlowCallback, "nvrtcSetFlowCallback");
+  r->CPEx = ::dlsym(handle, "__nvrtcCPEx");
+  if (r->CreateProgram && r->CompileProgram && r->DestroyProgram) return r;
+  delete r;
+  return nullptr;
+}
+
+// The real library found by the search above (real_candidates).
+const Real* searched_real() {
+  for (const bool searched : {false, true}) {
+    for (const auto& path : real_candidates(searched)) {
+      if (const Real* r = open_real(path)) return r;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void note_caller(const void* return_address) {
@@ -166,45 +212,26 @@ void note_caller(const void* return_address) {
 
 const Real* real() {
   static const Real* const loaded = []() -> const Real* {
-    for (const bool searched : {false, true}) {
-      for (const auto& path : real_candidates(searched)) {
-        if (::access(path.c_str(), R_OK) != 0 || is_this_library(path)) continue;
-        void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (handle == nullptr) continue;
-        auto* r = new Real;  // never deleted: programs outlive static destructors
-        r->path = path;
-        bind(handle, r->GetErrorString, "nvrtcGetErrorString");
-        bind(handle, r->Version, "nvrtcVersion");
-        bind(handle, r->GetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
-        bind(handle, r->GetSupportedArchs, "nvrtcGetSupportedArchs");
-        bind(handle, r->CreateProgram, "nvrtcCreateProgram");
-        bind(handle, r->DestroyProgram, "nvrtcDestroyProgram");
-        bind(handle, r->CompileProgram, "nvrtcCompileProgram");
-        bind(handle, r->GetPTXSize, "nvrtcGetPTXSize");
-        bind(handle, r->GetPTX, "nvrtcGetPTX");
-        bind(handle, r->GetCUBINSize, "nvrtcGetCUBINSize");
-        bind(handle, r->GetCUBIN, "nvrtcGetCUBIN");
-        bind(handle, r->GetNVVMSize, "nvrtcGetNVVMSize");
-        bind(handle, r->GetNVVM, "nvrtcGetNVVM");
-        bind(handle, r->GetLTOIRSize, "nvrtcGetLTOIRSize");
-        bind(handle, r->GetLTOIR, "nvrtcGetLTOIR");
-        bind(handle, r->GetOptiXIRSize, "nvrtcGetOptiXIRSize");
-        bind(handle, r->GetOptiXIR, "nvrtcGetOptiXIR");
-        bind(handle, r->GetProgramLogSize, "nvrtcGetProgramLogSize");
-        bind(handle, r->GetProgramLog, "nvrtcGetProgramLog");
-        bind(handle, r->AddNameExpression, "nvrtcAddNameExpression");
-        bind(handle, r->GetLoweredName, "nvrtcGetLoweredName");
-        bind(handle, r->GetPCHHeapSize, "nvrtcGetPCHHeapSize");
-        bind(handle, r->SetPCHHeapSize, "nvrtcSetPCHHeapSize");
-        bind(handle, r->GetPCHCreateStatus, "nvrtcGetPCHCreateStatus");
-        bind(handle, r->GetPCHHeapSizeRequired, "nvrtcGetPCHHeapSizeRequired");
-        bind(handle, r->SetFlowCallback, "nvrtcSetFlowCallback");
-        r->CPEx = ::dlsym(handle, "__nvrtcCPEx");
-        if (r->CreateProgram && r->CompileProgram && r->DestroyProgram) return r;
+    // The library a program opened and looked up through the dlsym layer
+    // (nvrtc_claim.h) is the one served; else the search's, claimed, so
+    // that the layer serves no other of this version.
+    const auto claim = reinterpret_cast<ClaimNvrtc>(::dlsym(RTLD_DEFAULT, kClaimNvrtcSymbol));
+    if (claim != nullptr) {
+      if (const char* named = claim(KCACHE_NVRTC_SONAME, nullptr)) {
+        if (const Real* r = open_real(named)) return r;
       }
     }
+    const Real* r = searched_real();
+    if (r != nullptr && claim != nullptr) {
+      const char* served = claim(KCACHE_NVRTC_SONAME, r->path.c_str());
+      if (!same_file(served, r->path.c_str())) {
+        // Claimed by a program's lookup since it was asked above.
+        if (const Real* named = open_real(served)) return named;
+      }
+    }
+    if (r != nullptr) return r;
     std::fprintf(stderr,
-                 "kcache: error [nvrtc shim] no real %s was found (KCACHE_NVRTC_LIBRARY, "
+                 "kcache: Error [Layer] the NVRTC shim finds no real %s (KCACHE_NVRTC_LIBRARY, "
                  "LD_LIBRARY_PATH, the loader's folders, $CUDA_HOME/lib64): every NVRTC call "
                  "fails\n",
                  KCACHE_NVRTC_SONAME);

@@ -46,7 +46,9 @@ struct Real {
 };
 
 // The real library, opened at the first call; nullptr when none is found
-// (said once on stderr). Where it looks: real_nvrtc.cpp.
+// (said once on stderr). The one a program opened and looked up through
+// the dlsym layer (nvrtc_claim.h), else the one its search finds (where it
+// looks: real_nvrtc.cpp).
 const Real* real();
 
 // Notes the code that called one of the stand-in's functions (its return

@@ -3,7 +3,9 @@
 // run` puts it there). docs/design.md §10 says how: the application keeps
 // the real source program it made; a build of it is served as a "shadow"
 // program made from the cached binaries, to which every query of the built
-// program goes. Whatever kcache cannot serve is the real call, untouched.
+// program goes. A build that fails is answered from kcache's compile of it
+// (its status and log), not compiled again. Whatever kcache cannot serve is
+// the real call, untouched.
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <dlfcn.h>
@@ -23,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/opencl/opencl_build_failure.h"
 #include "layers/layer_cache.h"
 #include "layers/layer_switch.h"
 #include "layers/logged_compiler.h"
@@ -104,14 +107,25 @@ struct Shadow {
   int kernels = 0;    // kernels made through it that are alive
 };
 
+// A build of a source program that fails, answered from kcache's compile
+// of it (or its remembered failure): the program is left unbuilt (its
+// kernels, binaries and kernel count are refused as a failed build's are),
+// and its build status, log and options are these.
+struct FailedBuild {
+  cl_device_id device = nullptr;
+  std::string log;
+  std::string options;
+};
+
 // The layer's state: never destroyed, because programs are released from
 // static destructors at exit (CLBlast's caches are).
 struct Layer {
   std::unique_ptr<kcache::Cache> cache;
-  std::mutex mutex;                                   // guards the maps below
-  std::unordered_map<std::string, Built> built;       // context, binaries, options -> built
-  std::unordered_map<cl_program, Shadow> shadows;     // source program -> shadow
-  std::unordered_map<cl_kernel, cl_program> kernels;  // kernel of a shadow -> source
+  std::mutex mutex;                                    // guards the maps below
+  std::unordered_map<std::string, Built> built;        // context, binaries, options -> built
+  std::unordered_map<cl_program, Shadow> shadows;      // source program -> shadow
+  std::unordered_map<cl_kernel, cl_program> kernels;   // kernel of a shadow -> source
+  std::unordered_map<cl_program, FailedBuild> failed;  // source program -> its failed build
   // The built program that serves `program`; nullptr when none does.
   // Called with `mutex` held.
   const Built* serving(cl_program program) const {
@@ -142,8 +156,7 @@ void keep_work_group_code(kcache::Cache& cache, Built& built) {
       kernel = std::move(*refined);
     } else if (refined.status().code() != kcache::StatusCode::kNotFound) {
       kcache::layer::say_left_to_real(
-          cache, "layer", "PoCL",
-          "its work-group code is not kept: " + refined.status().to_string());
+          cache, "PoCL", "its work-group code is not kept: " + refined.status().to_string());
     }
   }
 }
@@ -162,8 +175,8 @@ void Layer::unuse(const std::string& key) {
 Layer* layer() {
   static Layer* const active = []() -> Layer* {
     if (kcache::layer::layer_disabled() || !complete(real())) return nullptr;
-    auto cache = kcache::layer::open_layer_cache("layer", "OpenCL layer",
-                                                 "program builds from source are served");
+    auto cache =
+        kcache::layer::open_layer_cache("OpenCL layer", "program builds from source are served");
     if (!cache) return nullptr;
     auto* made = new Layer;  // never deleted: see Layer
     made->cache = std::move(cache);
@@ -225,7 +238,9 @@ cl_int answer_text(const std::string& text, std::size_t size, void* value, std::
 
 // The binaries of `source` for each device of `devices` in `context`, from
 // the cache or compiled by the opencl backend there; nullopt at the first
-// that kcache cannot give (the caller then builds for real).
+// that kcache cannot give (the caller then builds for real), with
+// `failure_log` set when that is because the platform's build of it fails
+// (one device; compiled now or remembered).
 struct Served {
   std::vector<kcache::CachedKernel> kernels;
   std::vector<std::string> logs;
@@ -233,7 +248,7 @@ struct Served {
 
 std::optional<Served> binaries(Layer& l, cl_context context,
                                const std::vector<cl_device_id>& devices, const std::string& source,
-                               const char* options) {
+                               const char* options, std::optional<std::string>& failure_log) {
   Served served;
   for (cl_device_id device : devices) {
     kcache::CompilerConfig config;
@@ -248,8 +263,13 @@ std::optional<Served> binaries(Layer& l, cl_context context,
     request.options = options != nullptr ? options : "";
     auto kernel = l.cache->get_or_compile(request, compiler);
     if (!kernel) {
-      kcache::layer::say_left_to_real(*l.cache, "layer", "the OpenCL platform",
-                                      kernel.status().to_string());
+      const kcache::Status& status = kernel.status();
+      if (devices.size() == 1 && status.code() == kcache::StatusCode::kCompileError &&
+          status.message().starts_with(kcache::kOpenClBuildFailed)) {
+        failure_log = status.details();
+        return std::nullopt;
+      }
+      kcache::layer::say_left_to_real(*l.cache, "the OpenCL platform", status.to_string());
       return std::nullopt;
     }
     served.logs.push_back(kernel->tier == kcache::TierKind::kCompiled
@@ -273,9 +293,11 @@ bool use_built(Layer& l, cl_program program, const std::string& key) {
   return true;
 }
 
-// clBuildProgram of `program`, served: CL_SUCCESS, or CL_INVALID_OPERATION
-// for a program whose served build has kernels; nullopt for a build the
-// real call must do.
+// clBuildProgram of `program`, served: CL_SUCCESS; CL_BUILD_PROGRAM_FAILURE
+// for a source the platform fails to build (kcache's compile of it failed:
+// compiled again for real, its compiler would say its errors a second
+// time); CL_INVALID_OPERATION for a program whose served build has kernels;
+// nullopt for a build the real call must do.
 std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devices,
                                   const cl_device_id* device_list, const char* options) {
   const RealOpenCl& r = real();
@@ -314,7 +336,19 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
     }
   }
 
-  auto served = binaries(l, *context, *devices, source, options);
+  std::optional<std::string> failure_log;
+  auto served = binaries(l, *context, *devices, source, options, failure_log);
+  if (!served && failure_log) {
+    std::lock_guard lock(l.mutex);
+    // A failed build replaces the one that served the program before.
+    if (auto it = l.shadows.find(program); it != l.shadows.end()) {
+      l.unuse(it->second.built);
+      l.shadows.erase(it);
+    }
+    l.failed[program] =
+        FailedBuild{devices->front(), std::move(*failure_log), options != nullptr ? options : ""};
+    return CL_BUILD_PROGRAM_FAILURE;
+  }
   if (!served) return std::nullopt;
   std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(*context));
   // Appended piece by piece, not joined with +: gcc 12 warns wrongly.
@@ -367,6 +401,39 @@ void forget_shadow(Layer& l, cl_program program) {
   l.shadows.erase(it);
 }
 
+// A new build of `program` replaces the answer of its failed one.
+void forget_failure(Layer& l, cl_program program) {
+  std::lock_guard lock(l.mutex);
+  l.failed.erase(program);
+}
+
+// The answer to a query of `program`'s build on `device` when its build
+// failed through the layer (FailedBuild); nullopt otherwise.
+std::optional<cl_int> failed_build_info(Layer& l, cl_program program, cl_device_id device,
+                                        cl_program_build_info param_name, std::size_t size,
+                                        void* value, std::size_t* size_ret) {
+  std::lock_guard lock(l.mutex);
+  auto it = l.failed.find(program);
+  if (it == l.failed.end() || it->second.device != device) return std::nullopt;
+  switch (param_name) {
+    case CL_PROGRAM_BUILD_STATUS: {
+      const cl_build_status status = CL_BUILD_ERROR;
+      if (value != nullptr) {
+        if (size < sizeof status) return CL_INVALID_VALUE;
+        std::memcpy(value, &status, sizeof status);
+      }
+      if (size_ret != nullptr) *size_ret = sizeof status;
+      return CL_SUCCESS;
+    }
+    case CL_PROGRAM_BUILD_LOG:
+      return answer_text(it->second.log, size, value, size_ret);
+    case CL_PROGRAM_BUILD_OPTIONS:
+      return answer_text(it->second.options, size, value, size_ret);
+    default:
+      return std::nullopt;
+  }
+}
+
 // The shadow's program for a query of `program` that the built program
 // answers; `program` itself when it has none.
 cl_program built_for(cl_program program) {
@@ -402,8 +469,10 @@ KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(
     cl_program program, cl_uint num_devices, const cl_device_id* device_list, const char* options,
     void(CL_CALLBACK* pfn_notify)(cl_program, void*), void* user_data) {
   if (Layer* l = layer(); l != nullptr && program != nullptr) {
+    forget_failure(*l, program);
     if (auto served = serve_build(*l, program, num_devices, device_list, options)) {
-      if (*served == CL_SUCCESS && pfn_notify != nullptr) pfn_notify(program, user_data);
+      // The build is over, done or failed (as the platform calls it).
+      if (*served != CL_INVALID_OPERATION && pfn_notify != nullptr) pfn_notify(program, user_data);
       return *served;
     }
     forget_shadow(*l, program);
@@ -434,6 +503,12 @@ KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program 
 KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL
 clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name,
                       size_t param_value_size, void* param_value, size_t* param_value_size_ret) {
+  if (Layer* l = layer(); l != nullptr) {
+    if (auto answer = failed_build_info(*l, program, device, param_name, param_value_size,
+                                        param_value, param_value_size_ret)) {
+      return *answer;
+    }
+  }
   if (Layer* l = layer(); l != nullptr && param_name == CL_PROGRAM_BUILD_LOG) {
     std::unique_lock lock(l->mutex);
     if (const Built* built = l->serving(program)) {
@@ -534,12 +609,16 @@ KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseProgram(cl_program 
   if (l == nullptr) return real().ReleaseProgram(program);
   std::lock_guard lock(l->mutex);
   auto it = l->shadows.find(program);
-  if (it == l->shadows.end()) return real().ReleaseProgram(program);
+  const bool failed = l->failed.count(program) != 0;
+  if (it == l->shadows.end() && !failed) return real().ReleaseProgram(program);
   const bool last = last_reference(real().GetProgramInfo, program, CL_PROGRAM_REFERENCE_COUNT);
   const cl_int err = real().ReleaseProgram(program);
   if (err == CL_SUCCESS && last) {
-    l->unuse(it->second.built);
-    l->shadows.erase(it);
+    if (it != l->shadows.end()) {
+      l->unuse(it->second.built);
+      l->shadows.erase(it);
+    }
+    l->failed.erase(program);
   }
   return err;
 }
