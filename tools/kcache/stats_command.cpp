@@ -30,12 +30,15 @@ struct Count {
 };
 constexpr Count kCounts[] = {
     {"requests", "Kernel requests.", &CacheStats::requests},
-    {"memory_hits", "Requests answered from a process's memory.", &CacheStats::memory_hits},
+    {"memory_hits",
+     "Requests answered from a process's memory (another thread's compile of the kernel "
+     "included).",
+     &CacheStats::memory_hits},
     {"system_hits", "Requests answered from installed packages.", &CacheStats::system_hits},
     {"user_hits", "Requests answered from the user cache.", &CacheStats::user_hits},
     {"compiles", "Kernels compiled (misses).", &CacheStats::compiles},
     {"compile_failures", "Compiles that failed.", &CacheStats::compile_failures},
-    {"failure_hits", "Compile errors answered from the remembered ones.",
+    {"failure_hits", "Compile errors answered without compiling (remembered, or another thread's).",
      &CacheStats::failure_hits},
     {"compile_micros", "Microseconds spent compiling.", &CacheStats::compile_micros},
     {"compile_micros_saved", "Microseconds of compiling that hits saved.",
@@ -87,7 +90,7 @@ void print_table(const std::string& dir, const FolderStats& s, const ResolvedCon
                   std::to_string(c.memory_hits) + ", system " + std::to_string(c.system_hits) +
                   ", user " + std::to_string(c.user_hits));
   row("compiles", std::to_string(c.compiles) + ", failed " + std::to_string(c.compile_failures) +
-                      ", errors remembered " + std::to_string(c.failure_hits));
+                      ", errors answered without compiling " + std::to_string(c.failure_hits));
   row("uncached", std::to_string(c.uncacheable) + " (" + percent_of(c.uncacheable, c.requests) +
                       "): compiled without the cache, what they read cannot be keyed");
   row("compile time", seconds_text(c.compile_micros) + " spent, " +
