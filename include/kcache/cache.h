@@ -134,8 +134,13 @@ struct KCACHE_EXPORT CacheStats {
 // What every process that used this cache folder counted since the counts
 // were last zeroed, and what the user tier holds now (`kcache stats`).
 struct KCACHE_EXPORT FolderStats {
-  // False when no process has stored anything here yet (no counts kept).
+  // False when no process has stored anything here yet (no counts kept),
+  // or when the counts cannot be read (counts_problem says why).
   bool counted = false;
+  // Why the counts are not shown: something that is not a stats file
+  // stands in its place (a folder, a FIFO, a link, a damaged file). Empty
+  // when they are, or when there are none yet.
+  std::string counts_problem{};
   std::int64_t since_unix = 0;  // when the counts were zeroed, or began
   CacheStats counts{};
   std::uint64_t entries = 0;  // in the user tier

@@ -347,7 +347,17 @@ class Cache::Impl final : public TierEvents {
   Result<FolderStats> folder_stats() const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    return read_folder_stats(*user, env_, sharing_.path());
+    // A bad stats file was set aside as this cache opened (sharing_), where
+    // it could be: one still there could not be (a folder this process
+    // cannot write in).
+    auto stats = read_folder_stats(*user, env_, sharing_.path());
+    if (stats && !stats->counts_problem.empty()) {
+      log_.warn_once("Integrity:" + sharing_.path(), "Integrity",
+                     "The counts cannot be shown: " + stats->counts_problem +
+                         "; the next kcache that can write in " + config_.user_dir +
+                         " sets it aside in quarantine/ and counts anew");
+    }
+    return stats;
   }
 
   Status check_storable() {
@@ -358,7 +368,8 @@ class Cache::Impl final : public TierEvents {
 
   Status zero_stats() {
     if (require_user() == nullptr) return unavailable();
-    return zero_folder_stats(env_, sharing_.path());
+    return zero_folder_stats(env_, sharing_.path(), sharing_.file_mode(),
+                             sharing_.said_set_aside());
   }
 
   const ResolvedConfig& config() const { return config_; }
