@@ -194,6 +194,14 @@ run verify "$T/pkg/merged.kdb" --trusted "$T/keys/release.pub" --trusted "$T/key
 expect_rc 0
 run sign "$T/pkg/bad-signature.kdb" --key "$T/keys/nope"
 expect_rc 1
+# A script (mode 0755) named as the key: not a key, said first; not a
+# private key others can read, which chmod would not mend.
+printf '#!/bin/sh\necho hello\n' >"$T/script.sh"
+chmod 755 "$T/script.sh"
+run sign "$signed" --key "$T/script.sh"
+expect_rc 1
+expect_contains "a script as the key" "$T/script.sh is not a kcache private key file" "$ERR"
+expect_not_contains "a script is no key others can read" "others can read" "$ERR"
 # The public key named where the private one belongs: said as such.
 run sign "$signed" --key "$T/keys/release.pub"
 expect_rc 1
