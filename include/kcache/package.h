@@ -59,6 +59,12 @@ struct KCACHE_EXPORT PackageInfo {
   std::uint64_t bad_entries = 0;
   // Which: each such entry's key (hex) and what fails, in index order.
   std::vector<std::pair<std::string, std::string>> bad_entry_problems{};
+  // Of those, the entries whole by their own checksum that are not the
+  // ones the package was signed with. The system tier compares an entry
+  // with its signed digest only under trusted keys (then it refuses the
+  // package whole); without keys it checks each entry's checksum, and
+  // serves these.
+  std::uint64_t entries_not_as_signed = 0;
   std::vector<std::pair<std::string, std::string>> metadata{};
   // Why another user could have written the file; empty when no one could.
   std::string untrusted{};
@@ -67,8 +73,9 @@ struct KCACHE_EXPORT PackageInfo {
   // Why its signature does not hold; empty when it holds or there is none.
   std::string signature_problem{};
   // Why the system tier would refuse it: under the trusted keys when some
-  // are given (unsigned, signed by another key, signature broken), else
-  // for its file's owner or mode; empty when it would use it.
+  // are given (unsigned, signed by another key, signature broken, an entry
+  // not as signed), else for its file's owner or mode, or a signature
+  // that does not hold; empty when it would use it.
   std::string refusal{};
 };
 // `trusted_keys`: .pub files or folders of them, as KCACHE_TRUSTED_KEYS
