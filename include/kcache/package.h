@@ -38,11 +38,26 @@ inline std::string drop_in_not_used_reason(std::string_view db) {
   return "the system tier uses the first " + std::to_string(kMostDropIns) + " drop-ins of " +
          std::string(db) + " in name order, and this one comes after them";
 }
-// Whether `file_name`, in a drop-in folder, names a package: "*.kdb", not
-// hidden (".x.kdb" is an install's temporary).
+// Whether `file_name`, in a drop-in folder, is named as a package: "*.kdb",
+// not hidden (".x.kdb" is an install's temporary).
 inline bool is_drop_in_package(std::string_view file_name) {
   return file_name.size() > 4 && file_name.ends_with(".kdb") && !file_name.starts_with('.');
 }
+// A drop-in folder as the system tier reads it, for every tool that says
+// what it holds. A drop-in package is a regular file named as one (is_drop_
+// in_package), looked at itself, never through a link: only those take one
+// of the kMostDropIns places. Anything else so named (a folder, a FIFO or
+// device, a symbolic link) is never opened and takes no place; it is listed
+// apart, with why, so that it is said rather than passed over.
+struct KCACHE_EXPORT DropInListing {
+  std::vector<std::string> packages{};  // file names, in byte order
+  // Each other thing named as a package, and why it is not one ("a folder,
+  // not a package file"), in byte order of their names.
+  std::vector<std::pair<std::string, std::string>> not_packages{};
+};
+// kNotFound when `folder` is not there (or not a folder); another error
+// when it cannot be listed.
+KCACHE_EXPORT Result<DropInListing> list_drop_in_folder(const std::string& folder);
 
 // What a package (.kdb) says of itself, for `kcache info PKG`: its format,
 // kernel count and metadata ("db", "created" (Unix seconds), "producer",

@@ -156,7 +156,14 @@ std::vector<std::string> installed_package_names(
       folder_problems[name] = "a drop-in folder that is not a folder; its packages are not used";
       continue;
     }
-    const std::vector<std::string> files = drop_in_files(entry.path().string(), inner);
+    auto listed = list_drop_in_folder(entry.path().string());
+    if (!listed) {
+      names.push_back(name);
+      folder_problems[name] = "a drop-in folder that cannot be read (" + listed.status().message() +
+                              "); its packages are not used";
+      continue;
+    }
+    const std::vector<std::string>& files = listed->packages;
     for (std::size_t i = 0; i < files.size(); ++i) {
       names.push_back(name + "/" + files[i]);
       if (i >= kMostDropIns) {
@@ -164,10 +171,9 @@ std::vector<std::string> installed_package_names(
             drop_in_not_used_reason(name.substr(0, name.size() - kDropInFolderSuffix.size()));
       }
     }
-    if (inner) {
-      names.push_back(name);
-      folder_problems[name] = "a drop-in folder that cannot be read (" + inner.message() +
-                              "); its packages are not used";
+    for (const auto& [file, why] : listed->not_packages) {
+      names.push_back(name + "/" + file);
+      folder_problems[names.back()] = why;
     }
   }
   // By database, each database's own package ("x.kdb", a prefix of its
@@ -333,13 +339,14 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
 }  // namespace
 
 std::vector<std::string> drop_in_files(const std::string& folder, std::error_code& error) {
-  std::vector<std::string> files;
-  for (const auto& file : std::filesystem::directory_iterator(folder, error)) {
-    std::string name = file.path().filename().string();
-    if (is_drop_in_package(name)) files.push_back(std::move(name));
+  auto listed = list_drop_in_folder(folder);
+  if (!listed) {
+    error = std::make_error_code(listed.status().code() == StatusCode::kNotFound
+                                     ? std::errc::no_such_file_or_directory
+                                     : std::errc::io_error);
+    return {};
   }
-  std::sort(files.begin(), files.end());
-  return files;
+  return std::move(listed->packages);
 }
 
 std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
