@@ -58,7 +58,10 @@ KernelRequest kernel(int i, const std::string& library) {
       ") : T(0);\n  T r = R(s).Sum(v);\n"
       "  if (threadIdx.x == 0) y[blockIdx.x] = r;\n}\n";
   request.options = "-I" + library + " --std=c++17 -DFIRST_PASS=" + std::to_string(i % 2);
-  request.kernel_names = {"k" + std::to_string(i)};
+  // Named first: "k" + a temporary string makes gcc 12 -O2 warn
+  // (-Wrestrict, wrongly) inside std::string's insert.
+  const std::string number = std::to_string(i);
+  request.kernel_names = {"k" + number};
   request.target = Target{"sm_90", "", 0};
   return request;
 }

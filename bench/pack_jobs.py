@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import resource
 import shutil
 import statistics
@@ -48,6 +49,13 @@ import time
 
 from pack_kernels import kernels
 from process_states import StateSampler
+
+# pack's last line (tools/kcache/pack_report.h: time_account).
+TOOK = re.compile(r"took (?P<total>[0-9.]+) s: (?P<before>[0-9.]+) s before compiling, "
+                  r"(?P<jobs>[0-9.]+) s in [0-9]+ jobs? \(their time: [0-9.]+ s compiling, "
+                  r"[0-9.]+ s on lines already built or repeating another; "
+                  r"(?:the first kernel done after (?P<first>[0-9.]+) s|none compiled)\), "
+                  r"(?P<writing>[0-9.]+) s writing the package")
 
 
 def write_manifest(path, backend, count):
@@ -170,14 +178,16 @@ class Runner:
             for line in out.splitlines():
                 if line.startswith("packed ") and " compiled," in line:
                     compiled += int(line.split("(")[1].split(" compiled")[0])
-                # "took T s: B s before compiling, C s compiling (the first
-                # kernel done after F s), W s writing the package"
-                if line.startswith("took ") and processes == 1:
-                    numbers = [float(w) for w in line.replace("(", " ").split()
-                               if w.replace(".", "", 1).isdigit()]
-                    if len(numbers) == 5:
-                        phases = dict(zip(("total", "before", "compiling", "first", "writing"),
-                                          numbers))
+                # "took T s: B s before compiling, C s in N jobs (their time:
+                # X s compiling, Y s on lines already built or repeating
+                # another; the first kernel done after F s), W s writing the
+                # package": C is the jobs' wall time (called "compiling" here).
+                took = TOOK.match(line)
+                if took and processes == 1:
+                    phases = {"total": float(took["total"]), "before": float(took["before"]),
+                              "compiling": float(took["jobs"]),
+                              "first": float(took["first"] or "nan"),
+                              "writing": float(took["writing"])}
         if not problems and compiled != expected:
             problems.append(f"{label}: {compiled} kernels compiled, not {expected}: "
                             "every timed run must compile every kernel")

@@ -50,6 +50,9 @@ struct KCACHE_EXPORT VerifyReport {
   std::uint64_t entries_ok = 0;
   std::uint64_t databases_checked = 0;
   std::vector<Problem> problems;
+  // Why what was found cannot be repaired here (the user cache is
+  // read-only to this process); empty when `verify --repair` can.
+  std::string cannot_repair{};
 };
 
 // Limits for one `prune`, in place of the configured ones where set

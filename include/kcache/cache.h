@@ -93,9 +93,13 @@ struct KCACHE_EXPORT TierCounts {
   std::uint64_t trips = 0;     // times it was set aside
 };
 
-// Counters since the cache was opened.
+// Counters since the cache was opened. Each request is answered as one of
+// memory, system or user hits, compiles, compile failures or failure hits:
+// requests is their sum.
 struct KCACHE_EXPORT CacheStats {
   std::uint64_t requests = 0;
+  // From this process's memory, requests served by another thread's
+  // compile of the same kernel included.
   std::uint64_t memory_hits = 0;
   std::uint64_t system_hits = 0;
   std::uint64_t user_hits = 0;
@@ -104,7 +108,9 @@ struct KCACHE_EXPORT CacheStats {
   std::uint64_t corrupt_entries = 0;  // bad entries met (and quarantined)
   std::uint64_t store_failures = 0;   // compiled binaries that could not be stored
   std::uint64_t lock_timeouts = 0;    // waits for another process that ran out
-  std::uint64_t failure_hits = 0;     // compile errors answered from the negative cache
+  // Compile errors answered without compiling: from the negative cache,
+  // or another thread's failed compile of the same kernel.
+  std::uint64_t failure_hits = 0;
   // Requests compiled without the cache because kcache cannot know all a
   // compile reads (an option naming files it does not model, ...).
   std::uint64_t uncacheable = 0;
@@ -128,8 +134,13 @@ struct KCACHE_EXPORT CacheStats {
 // What every process that used this cache folder counted since the counts
 // were last zeroed, and what the user tier holds now (`kcache stats`).
 struct KCACHE_EXPORT FolderStats {
-  // False when no process has stored anything here yet (no counts kept).
+  // False when no process has stored anything here yet (no counts kept),
+  // or when the counts cannot be read (counts_problem says why).
   bool counted = false;
+  // Why the counts are not shown: something that is not a stats file
+  // stands in its place (a folder, a FIFO, a link, a damaged file). Empty
+  // when they are, or when there are none yet.
+  std::string counts_problem{};
   std::int64_t since_unix = 0;  // when the counts were zeroed, or began
   CacheStats counts{};
   std::uint64_t entries = 0;  // in the user tier

@@ -38,11 +38,26 @@ inline std::string drop_in_not_used_reason(std::string_view db) {
   return "the system tier uses the first " + std::to_string(kMostDropIns) + " drop-ins of " +
          std::string(db) + " in name order, and this one comes after them";
 }
-// Whether `file_name`, in a drop-in folder, names a package: "*.kdb", not
-// hidden (".x.kdb" is an install's temporary).
+// Whether `file_name`, in a drop-in folder, is named as a package: "*.kdb",
+// not hidden (".x.kdb" is an install's temporary).
 inline bool is_drop_in_package(std::string_view file_name) {
   return file_name.size() > 4 && file_name.ends_with(".kdb") && !file_name.starts_with('.');
 }
+// A drop-in folder as the system tier reads it, for every tool that says
+// what it holds. A drop-in package is a regular file named as one (is_drop_
+// in_package), looked at itself, never through a link: only those take one
+// of the kMostDropIns places. Anything else so named (a folder, a FIFO or
+// device, a symbolic link) is never opened and takes no place; it is listed
+// apart, with why, so that it is said rather than passed over.
+struct KCACHE_EXPORT DropInListing {
+  std::vector<std::string> packages{};  // file names, in byte order
+  // Each other thing named as a package, and why it is not one ("a folder,
+  // not a package file"), in byte order of their names.
+  std::vector<std::pair<std::string, std::string>> not_packages{};
+};
+// kNotFound when `folder` is not there (or not a folder); another error
+// when it cannot be listed.
+KCACHE_EXPORT Result<DropInListing> list_drop_in_folder(const std::string& folder);
 
 // What a package (.kdb) says of itself, for `kcache info PKG`: its format,
 // kernel count and metadata ("db", "created" (Unix seconds), "producer",
@@ -59,6 +74,12 @@ struct KCACHE_EXPORT PackageInfo {
   std::uint64_t bad_entries = 0;
   // Which: each such entry's key (hex) and what fails, in index order.
   std::vector<std::pair<std::string, std::string>> bad_entry_problems{};
+  // Of those, the entries whole by their own checksum that are not the
+  // ones the package was signed with. The system tier compares an entry
+  // with its signed digest only under trusted keys (then it refuses the
+  // package whole); without keys it checks each entry's checksum, and
+  // serves these.
+  std::uint64_t entries_not_as_signed = 0;
   std::vector<std::pair<std::string, std::string>> metadata{};
   // Why another user could have written the file; empty when no one could.
   std::string untrusted{};
@@ -67,8 +88,9 @@ struct KCACHE_EXPORT PackageInfo {
   // Why its signature does not hold; empty when it holds or there is none.
   std::string signature_problem{};
   // Why the system tier would refuse it: under the trusted keys when some
-  // are given (unsigned, signed by another key, signature broken), else
-  // for its file's owner or mode; empty when it would use it.
+  // are given (unsigned, signed by another key, signature broken, an entry
+  // not as signed), else for its file's owner or mode, or a signature
+  // that does not hold; empty when it would use it.
   std::string refusal{};
 };
 // `trusted_keys`: .pub files or folders of them, as KCACHE_TRUSTED_KEYS

@@ -150,18 +150,20 @@ class Cache::Impl final : public TierEvents {
                                       Compiler& compiler) {
     auto prepared = prepare(request, requested, compiler);
     if (prepared) return get_or_compile(*prepared, compiler, {});
-    stats_.add(Stat::kRequests);
     const Status& why = prepared.status();
+    // A request refused whole (a target the compiler does not take) is
+    // none the cache answered: not counted, so that requests stay the sum
+    // of what answered them (stats_counters.h).
+    if (why.code() != StatusCode::kIoError && why.code() != StatusCode::kNotSupported) return why;
+    stats_.add(Stat::kRequests);
     if (why.code() == StatusCode::kIoError) {
       log_.warn_once("Key:" + why.message(), "Key",
                      why.message() + "; compiling without the cache");
-    } else if (why.code() == StatusCode::kNotSupported) {
+    } else {
       // Not a problem of the cache: kcache cannot know everything this
       // compile reads, so it is not cached (err towards a miss).
       stats_.add(Stat::kUncacheable);
       log_.info_once("Key:" + why.message(), "Key", "not cached: " + why.message());
-    } else {
-      return why;
     }
     auto target = compiler.resolve_target(requested);
     if (!target) return target.status();
@@ -170,11 +172,11 @@ class Cache::Impl final : public TierEvents {
 
   Result<CachedKernel> get_or_compile(const PreparedRequest& prepared, Compiler& compiler,
                                       const GetOptions& options) {
-    stats_.add(Stat::kRequests);
     if (prepared.cache_ != this || prepared.compiler_ != &compiler) {
       return Status::invalid_argument(
           "the request was prepared by another cache or for another compiler");
     }
+    stats_.add(Stat::kRequests);
     const KernelRequest& request = *prepared.request_;
     const Target& target = prepared.target_;
     const DbNames names{target.db_basename(), target.arch_basename(), &compiler.identity()};
@@ -194,7 +196,7 @@ class Cache::Impl final : public TierEvents {
     auto [flight, leader] = flights_.join(key);
     if (!leader) {
       Result<CachedKernel> shared = flight->wait();
-      if (shared) shared->tier = TierKind::kMemory;  // served by this process's leader
+      served_by_leader(shared);
       return shared;
     }
     // A leader that finished between our lookup and join left it in memory.
@@ -348,7 +350,17 @@ class Cache::Impl final : public TierEvents {
   Result<FolderStats> folder_stats() const {
     Tier* user = require_user();
     if (user == nullptr) return unavailable();
-    return read_folder_stats(*user, env_, sharing_.path());
+    // A bad stats file was set aside as this cache opened (sharing_), where
+    // it could be: one still there could not be (a folder this process
+    // cannot write in).
+    auto stats = read_folder_stats(*user, env_, sharing_.path());
+    if (stats && !stats->counts_problem.empty()) {
+      log_.warn_once("Integrity:" + sharing_.path(), "Integrity",
+                     "The counts cannot be shown: " + stats->counts_problem +
+                         "; the next kcache that can write in " + config_.user_dir +
+                         " sets it aside in quarantine/ and counts anew");
+    }
+    return stats;
   }
 
   Status check_storable() {
@@ -359,7 +371,8 @@ class Cache::Impl final : public TierEvents {
 
   Status zero_stats() {
     if (require_user() == nullptr) return unavailable();
-    return zero_folder_stats(env_, sharing_.path());
+    return zero_folder_stats(env_, sharing_.path(), sharing_.file_mode(),
+                             sharing_.said_set_aside());
   }
 
   const ResolvedConfig& config() const { return config_; }
@@ -514,6 +527,25 @@ class Cache::Impl final : public TierEvents {
       return kernel_from(std::move(entry), slot.kind, target, names.exact);
     }
     return std::nullopt;
+  }
+
+  // A request that waited for another thread's compile of its key (single
+  // flight) is answered from this process's memory, as a hit of the memory
+  // tier would be: counted as one (the bytes, and the compile it did not
+  // make), or, when that compile failed, as a compile error answered
+  // without compiling. Counted as nothing, it left requests larger than
+  // hits and compiles together (64 requests = 41 + 5 + 18 unaccounted).
+  void served_by_leader(Result<CachedKernel>& shared) {
+    if (!shared) {
+      stats_.add(Stat::kFailureHits);
+      return;
+    }
+    shared->tier = TierKind::kMemory;
+    stats_.add(Stat::kMemoryHits);
+    stats_.add(Stat::kBytesServed, shared->binary().size());
+    if (auto micros = compile_micros_of(shared->metadata_fields)) {
+      stats_.add(Stat::kCompileMicrosSaved, *micros);
+    }
   }
 
   // Takes the key's cross-process lock (into `lock`) in the home tier,

@@ -15,7 +15,9 @@ Result<FolderStats> read_folder_stats(const Tier& user, Env& env, const std::str
   auto file = StatsFile::open(env, stats_path, /*create=*/false);
   if (!file) {
     if (file.status().code() == StatusCode::kNotFound) return out;
-    return file.status();
+    if (file.status().code() != StatusCode::kCorruption) return file.status();
+    out.counts_problem = file.status().message();
+    return out;
   }
   out.counted = true;
   out.since_unix = (*file)->zeroed_unix();
@@ -23,9 +25,15 @@ Result<FolderStats> read_folder_stats(const Tier& user, Env& env, const std::str
   return out;
 }
 
-Status zero_folder_stats(Env& env, const std::string& stats_path) {
+Status zero_folder_stats(Env& env, const std::string& stats_path, mode_t mode,
+                         const StatsFile::SetAside& set_aside) {
   auto file = StatsFile::open(env, stats_path, /*create=*/false);
-  if (!file) return file.status().code() == StatusCode::kNotFound ? Status::ok() : file.status();
+  if (!file && file.status().code() == StatusCode::kNotFound) return Status::ok();
+  // Not a stats file: replaced by a new one, whose counts are zero.
+  if (!file && file.status().code() == StatusCode::kCorruption) {
+    file = StatsFile::open(env, stats_path, /*create=*/true, mode, set_aside);
+  }
+  if (!file) return file.status();
   (*file)->zero(env.now_unix());
   return Status::ok();
 }

@@ -41,10 +41,11 @@ Result<PackageInfo> read_package_info(const std::string& path, bool check_entrie
       if (auto entry = decode_package_entry(**kdb, slot, *bytes); !entry) {
         ++info.bad_entries;
         info.bad_entry_problems.emplace_back(slot.key.hex(), entry.status().message());
+        if (entry.status().message() != kNotAsSigned) continue;
+        ++info.entries_not_as_signed;
         // Under keys the system tier refuses such a package whole, as it
         // says: "trusted" would not be what it does.
-        if (!trusted_keys.empty() && info.refusal.empty() &&
-            entry.status().message() == kNotAsSigned) {
+        if (!trusted_keys.empty() && info.refusal.empty()) {
           info.refusal = "it was altered after it was signed (" + std::string(kNotAsSigned) + ")";
         }
       }

@@ -13,7 +13,12 @@
 namespace kcache {
 
 // The counters, in the order the stats file holds them (docs/formats.md
-// §6): new ones are added at the end, never renumbered.
+// §6): new ones are added at the end, never renumbered. Each request
+// counted is answered as one of: a hit (memory, system, user; a thread
+// served by another's compile of its key is a memory hit), a compile
+// (compiles or compile_failures), or a compile error answered without
+// compiling (failure_hits); requests are their sum. Uncacheable requests
+// are among the compiles.
 enum class Stat : std::uint32_t {
   kRequests,
   kMemoryHits,

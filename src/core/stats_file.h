@@ -10,7 +10,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/stats_counters.h"
@@ -25,12 +27,23 @@ class StatsFile {
   static constexpr std::uint32_t kSlots = 64;  // counters per shard, room to add some
   static_assert(kStatCount <= kSlots);
 
-  // Maps the stats file at `path` (never through a link). When it is
-  // missing and `create`, it is made (mode `mode`), under a lock so that
-  // two processes starting at once share one file; else kNotFound. A file
-  // that is not a stats file is kCorruption (`create` replaces it).
+  // Told of each thing `open` moved out of the way: its path, and why it
+  // was not a stats file (or lock file).
+  using SetAside = std::function<void(const std::string& path, const std::string& why)>;
+
+  // Maps the stats file at `path`, looked at itself before it is opened
+  // (a link, a FIFO or a device there is never opened). When it is
+  // missing and `create`, it is made (mode `mode`), under a lock on
+  // `path`.lock so that two processes starting at once share one file;
+  // else kNotFound. Anything else in its place (a folder, a FIFO, a link,
+  // a file that is not a stats file, counts no process could have made)
+  // is kCorruption, saying what it is; with `create` it is moved into the
+  // folder's quarantine/ and a new file made, as is a lock file that is
+  // not a regular file (it would stop every process sharing its counts);
+  // `set_aside` is told of each.
   static Result<std::unique_ptr<StatsFile>> open(Env& env, const std::string& path, bool create,
-                                                 mode_t mode = 0600);
+                                                 mode_t mode = 0600,
+                                                 const SetAside& set_aside = nullptr);
 
   // The counters of the shard `pid` adds to.
   [[nodiscard]] std::atomic<std::uint64_t>* shard_for(std::uint64_t pid) const;
@@ -45,6 +58,9 @@ class StatsFile {
  private:
   explicit StatsFile(std::shared_ptr<FileMapping> mapping) : mapping_(std::move(mapping)) {}
   static Result<std::unique_ptr<StatsFile>> map(Env& env, const std::string& path);
+  // Why its counts cannot be right (one at or past kMostCount, or a time
+  // zeroed past any date); nullopt when they can.
+  [[nodiscard]] std::optional<std::string> implausible() const;
   [[nodiscard]] std::uint8_t* base() const { return mapping_->writable_bytes().data(); }
   std::shared_ptr<FileMapping> mapping_;
 };

@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "core/stats_counters.h"
+#include "core/stats_file.h"
 #include "env/env.h"
 #include "store/tier.h"
 
@@ -25,10 +26,17 @@ class StatsSharing {
 
   // The folder's stats file.
   [[nodiscard]] std::string path() const { return config_.user_dir + "/kcache.stats"; }
+  // Its mode when made: every user's to count into in a cache shared on
+  // purpose, else this user's alone.
+  [[nodiscard]] mode_t file_mode() const { return config_.shared_cache ? 0666 : 0600; }
 
   // The folder exists (found at open, or an entry was stored in it):
   // counts are shared from now on, where they may be.
   void folder_exists();
+
+  // Says (once a path) what StatsFile::open moved aside, and counts it as
+  // a damaged file met.
+  [[nodiscard]] StatsFile::SetAside said_set_aside() const;
 
   // A hit from `tier`; `home` is the home tier (null without one). On the
   // hit path: after the first, a read of two flags and nothing else; a

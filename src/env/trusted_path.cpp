@@ -55,10 +55,19 @@ std::optional<std::string> folders_reason(fs::path folder, const Env& env, uid_t
     const std::string name = folder.empty() ? "/" : folder.string();
     auto info = env.file_info(name);
     if (!info) return "folder " + name + " cannot be looked at: " + info.status().message();
-    if (auto reason = owner_reason("folder " + name, *info, me)) return reason;
+    // Not a folder (a file, a FIFO, /dev/zero named as the cache): nothing
+    // is beneath it, and nothing can be made there until a folder takes
+    // its place, which is then asked again (untrusted_folder_reason). Its
+    // mode is no folder's: whoever may write /dev/zero cannot add a file
+    // under it. The failure to make the folder says what it is.
+    const bool folder_or_link =
+        info->type == FileType::kDirectory || info->type == FileType::kSymlink;
+    if (folder_or_link) {
+      if (auto reason = owner_reason("folder " + name, *info, me)) return reason;
+    }
     // A link's own mode means nothing; its target is checked apart.
-    const auto how =
-        info->type != FileType::kSymlink ? writable_by_others(name, *info, env, me) : std::nullopt;
+    const auto how = info->type == FileType::kDirectory ? writable_by_others(name, *info, env, me)
+                                                        : std::nullopt;
     if (how) {
       if (holding) return "folder " + name + " is writable by others (" + *how + ")";
       if ((info->mode & 01000) == 0) {

@@ -45,19 +45,8 @@ Result<std::string> key_text(const std::string& path, std::string_view tag, cons
   }
   auto bytes = env.read_file(path);
   if (!bytes) return bytes.status();
-  std::string_view text(reinterpret_cast<const char*>(bytes->data.get()), bytes->size);
-  // One key a file: a second one (keys joined with cat) would be passed
-  // over without a word, and the signer it names not trusted.
-  if (const auto end = text.find('\n');
-      end != std::string_view::npos &&
-      text.find_first_not_of(" \t\r\n", end) != std::string_view::npos) {
-    return Status::invalid_argument(path + " holds more than one line; a key file holds one key" +
-                                    (tag == kPublicTag
-                                         ? std::string(" (give each its own .pub file, in a folder "
-                                                       "KCACHE_TRUSTED_KEYS names)")
-                                         : std::string(" (as kcache keygen writes it)")));
-  }
-  text = text.substr(0, text.find('\n'));
+  const std::string_view whole(reinterpret_cast<const char*>(bytes->data.get()), bytes->size);
+  std::string_view text = whole.substr(0, whole.find('\n'));
   const auto first_space = text.find(' ');
   if (text.substr(0, first_space) != tag || first_space == std::string_view::npos) {
     // The usual slip the other way: the private key named where the
@@ -74,20 +63,37 @@ Result<std::string> key_text(const std::string& path, std::string_view tag, cons
                                     std::string(tag == kPublicTag ? "public" : "private") +
                                     " key file (it should start with '" + std::string(tag) + " ')");
   }
+  // One key a file: a second one (keys joined with cat) would be passed
+  // over without a word, and the signer it names not trusted. Asked once
+  // the first line is a key's: a script is not a key file of two lines.
+  if (text.size() < whole.size() &&
+      whole.find_first_not_of(" \t\r\n", text.size()) != std::string_view::npos) {
+    return Status::invalid_argument(path + " holds more than one line; a key file holds one key" +
+                                    (tag == kPublicTag
+                                         ? std::string(" (give each its own .pub file, in a folder "
+                                                       "KCACHE_TRUSTED_KEYS names)")
+                                         : std::string(" (as kcache keygen writes it)")));
+  }
   text.remove_prefix(first_space + 1);
   return std::string(text.substr(0, text.find(' ')));
+}
+
+// The key `hex` (key_text's) spells, from the file at `path`.
+template <class Key>
+Result<Key> parse_key(const std::string& path, const std::string& hex) {
+  Key key{};
+  if (!read_hex(hex, key)) {
+    return Status::invalid_argument(path + ": the key is not " + std::to_string(2 * key.size()) +
+                                    " hex digits (the file is damaged)");
+  }
+  return key;
 }
 
 template <class Key>
 Result<Key> read_key(const std::string& path, std::string_view tag, const Env& env) {
   auto hex = key_text(path, tag, env);
   if (!hex) return hex.status();
-  Key key{};
-  if (!read_hex(*hex, key)) {
-    return Status::invalid_argument(path + ": the key is not " + std::to_string(2 * key.size()) +
-                                    " hex digits (the file is damaged)");
-  }
-  return key;
+  return parse_key<Key>(path, *hex);
 }
 
 std::vector<std::uint8_t> line_of(std::string_view tag, std::span<const std::uint8_t> key,
@@ -126,12 +132,16 @@ Result<Ed25519SecretKey> read_secret_key(const std::string& path, const Env& env
         path + " is a public key; signing takes the private key" +
         (pair.empty() ? std::string(" made with it") : " (" + pair + ", made with it)"));
   }
+  // What the file is before how it is kept: a script (mode 0755) is not a
+  // private key others can read, and chmod would not make it one.
+  auto hex = key_text(path, kSecretTag, env);
+  if (!hex) return hex.status();
   if ((info->mode & 077) != 0) {
     return Status::invalid_argument(path + " is a private key that others can read (mode " +
                                     octal_mode(info->mode) + "); run 'chmod 600 " + path +
                                     "' (and make a new key if others may have copied it)");
   }
-  auto key = read_key<Ed25519SecretKey>(path, kSecretTag, env);
+  auto key = parse_key<Ed25519SecretKey>(path, *hex);
   if (!key) return key.status();
   // Whoever could have replaced it (or a link to it) chooses what is
   // signed in this key's name: held to the rule packages are.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# KCACHE_CUSTOM_CACHE_DIR names a regular file: every compile succeeds with
-# exactly one warning, naming the folder and the reason; the file is left
-# as it was; info, list and verify still work. A folder the user chose is
-# never replaced by a fallback.
+# KCACHE_CUSTOM_CACHE_DIR names a regular file (or /dev/zero, a FIFO):
+# every compile succeeds with exactly one warning, naming the folder and
+# the reason; the file is left as it was; info, list and verify still work.
+# A folder the user chose is never replaced by a fallback.
 source "$(dirname "$0")/lib.sh"
 fresh_env
 require_enabled_build
@@ -21,6 +21,22 @@ for i in 1 2; do
 done
 expect_eq "the file" precious "$(cat "$T/file")"
 [[ -z "$(ls -A "$TMPDIR")" ]] || fail "a chosen folder fell back to $TMPDIR: $(find "$TMPDIR")"
+
+# Not a file: /dev/zero and a FIFO named as the cache folder. One warning
+# each time, for the one cause: no folder can be made there (it was also
+# called "a folder writable by others", a second warning).
+mkfifo "$T/fifo"
+chmod 666 "$T/fifo"
+for dir in /dev/zero "$T/fifo"; do
+  KCACHE_CUSTOM_CACHE_DIR="$dir" compile --source src/add.cl --output out/odd.bin
+  expect_rc 0
+  expect_eq "$dir: tier" compiled "$TIER"
+  expect_eq "$dir: warnings on stderr" 1 "$(warning_count "$ERR")"
+  expect_contains "$dir: the warning" "kcache: Warning [UserDb] Cannot write to the user cache $dir/$version" "$ERR"
+  expect_contains "$dir: the reason" "$dir exists and is not a directory" "$ERR"
+  expect_not_contains "$dir: not a folder others can write" "writable by others" "$ERR"
+done
+[[ -p "$T/fifo" ]] || fail "the FIFO was replaced"
 
 run info --json
 expect_rc 0

@@ -123,5 +123,33 @@ expect_rc 1
 expect_contains "verify past 64" "$T/sys3/gfx906_60.kdb.d/zz.kdb" "$OUT$ERR"
 run install "$good" --name a0
 expect_rc 0
+
+# Only packages take one of the 64 places: a FIFO, a folder and a link
+# named as drop-ins are said (never opened), and the 64th package is used
+# (they were counted: "holds 67 packages", and it was not).
+mkdir -p "$T/sys4/gfx906_60.kdb.d/a-folder.kdb"
+mkfifo "$T/sys4/gfx906_60.kdb.d/a-fifo.kdb"
+ln -s "$other" "$T/sys4/gfx906_60.kdb.d/a-link.kdb"
+for i in $(seq -w 1 63); do cp "$other" "$T/sys4/gfx906_60.kdb.d/p$i.kdb"; done
+export KCACHE_SYSTEM_DB_PATH="$T/sys4"
+run install "$good" --name zz
+expect_rc 0
+compile_ok --source src/add.cl
+expect_eq "the 64th package is served" system "$TIER"
+expect_not_contains "no more packages than the tier uses" "packages; the first 64" "$ERR"
+for what in "a-folder.kdb is not used: it is a folder, not a package file" \
+  "a-fifo.kdb is not used: it is not a regular file" \
+  "a-link.kdb is not used: it is a symbolic link, which is not followed"; do
+  expect_contains "the tier says what is not a package" "$T/sys4/gfx906_60.kdb.d/$what" "$ERR"
+done
+run info
+expect_contains "info: a folder is not a package" "gfx906_60.kdb.d/a-folder.kdb: does not apply: a folder, not a package file" "$OUT"
+expect_contains "info: a FIFO is not a package" "gfx906_60.kdb.d/a-fifo.kdb: does not apply: not a regular file" "$OUT"
+expect_contains "info: a link is not followed" "gfx906_60.kdb.d/a-link.kdb: does not apply: a symbolic link" "$OUT"
+expect_not_contains "info: the 64th package applies" "zz.kdb: does not apply" "$OUT"
+run verify
+expect_rc 1
+expect_contains "verify names the FIFO" "$T/sys4/gfx906_60.kdb.d/a-fifo.kdb: not used: not a regular file" "$OUT"
+expect_not_contains "verify: the 64th package is used" "zz.kdb: not used" "$OUT"
 unset KCACHE_SYSTEM_DB_PATH
 echo "PASS [$TEST_NAME]"

@@ -46,14 +46,22 @@ expect_contains "pack says what it wrote" "packed 3 kernels for gfx906_60 into $
 [[ -s "$T/pkg/gfx906_60.kdb" ]] || fail "pack wrote no package"
 # Where its time went, the parts adding up to the whole (give or take the
 # printing between them).
+# The jobs' own time is said apart, by what it went to: lines found to
+# repeat a kernel are not counted as compiling.
+took_pattern='^took ([0-9.]+) s: ([0-9.]+) s before compiling, ([0-9.]+) s in ([0-9]+) jobs? \(their time: ([0-9.]+) s compiling, ([0-9.]+) s on lines already built or repeating another; (the first kernel done after ([0-9.]+) s|none compiled)\), ([0-9.]+) s writing the package$'
 took="$(grep '^took ' <<<"$OUT")"
-[[ "$took" =~ ^took\ ([0-9.]+)\ s:\ ([0-9.]+)\ s\ before\ compiling,\ ([0-9.]+)\ s\ compiling\ \(the\ first\ kernel\ done\ after\ ([0-9.]+)\ s\),\ ([0-9.]+)\ s\ writing\ the\ package$ ]] ||
-  fail "pack's account of its time: '$took' in $OUT"
+[[ "$took" =~ $took_pattern ]] || fail "pack's account of its time: '$took' in $OUT"
 python3 - "${BASH_REMATCH[@]:1}" <<'PY' || fail "pack's times do not add up: $took"
 import sys
-total, before, compiling, first, writing = map(float, sys.argv[1:])
-assert abs(total - (before + compiling + writing)) <= 0.1, sys.argv
-assert first <= compiling + 0.005, sys.argv
+total, before, jobs, count, compiling, finding, _, first, writing = sys.argv[1:]
+total, before, jobs, compiling, finding, first, writing = map(
+    float, (total, before, jobs, compiling, finding, first, writing))
+assert abs(total - (before + jobs + writing)) <= 0.1, sys.argv
+assert first <= jobs + 0.005, sys.argv
+assert int(count) == 2, sys.argv
+# What the jobs spent is within what they had (give or take the rounding).
+assert compiling + finding <= int(count) * jobs + 0.02, sys.argv
+assert compiling > 0, sys.argv
 PY
 expect_not_contains "the recorded keys came out" "another key now" "$ERR"
 
@@ -98,7 +106,12 @@ expect_eq "verify --json, an unreadable package's bad entries" null \
 run "${pack_args[@]}"
 expect_rc 1
 expect_contains "a second pack compiles nothing" "(0 compiled, 3 already in $T/pkg/gfx906_60.kdb.pack, 2 repeating an earlier line" "$OUT"
-expect_contains "no first kernel is timed when none was compiled" "compiling (none compiled)" "$OUT"
+expect_contains "no first kernel is timed when none was compiled" "; none compiled)" "$OUT"
+# Its jobs found every kernel built or repeated: none of their time was
+# compiling (it was all called compiling).
+took="$(grep '^took ' <<<"$OUT")"
+[[ "$took" =~ $took_pattern ]] || fail "pack's account of its time: '$took' in $OUT"
+expect_eq "a pack that compiles nothing: the jobs' time compiling" 0.00 "${BASH_REMATCH[5]}"
 
 # Packed with another compiler id, the keys are not the recorded ones:
 # said once, the kernels packed all the same.

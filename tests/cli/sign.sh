@@ -194,6 +194,14 @@ run verify "$T/pkg/merged.kdb" --trusted "$T/keys/release.pub" --trusted "$T/key
 expect_rc 0
 run sign "$T/pkg/bad-signature.kdb" --key "$T/keys/nope"
 expect_rc 1
+# A script (mode 0755) named as the key: not a key, said first; not a
+# private key others can read, which chmod would not mend.
+printf '#!/bin/sh\necho hello\n' >"$T/script.sh"
+chmod 755 "$T/script.sh"
+run sign "$signed" --key "$T/script.sh"
+expect_rc 1
+expect_contains "a script as the key" "$T/script.sh is not a kcache private key file" "$ERR"
+expect_not_contains "a script is no key others can read" "others can read" "$ERR"
 # The public key named where the private one belongs: said as such.
 run sign "$signed" --key "$T/keys/release.pub"
 expect_rc 1
@@ -236,6 +244,48 @@ expect_contains "info: the key a broken signature names is not confirmed" "BROKE
 run info "$T/pkg/bad-signature.kdb" --json
 python3 -c 'import json,sys; i=json.loads(sys.argv[1])[0]; assert i["trusted"] is False and i["signature_ok"] is False, i' "$OUT" ||
   fail "info calls a package with a broken signature trusted: $OUT"
+# An entry changed after signing, its own checksum made anew: the
+# signature still holds, and only the entry's signed digest tells. With no
+# trusted keys the system tier checks checksums, not signed digests: info
+# says what it checks and that it would serve that entry (it said
+# "signature holds", "trusted yes", and the entry "never served").
+python3 - "$signed" "$T/pkg/not-as-signed.kdb" <<'PY' || fail "could not alter an entry"
+import ctypes, struct, sys
+xxh = ctypes.CDLL("libxxhash.so.0")
+class H128(ctypes.Structure):
+    _fields_ = [("lo", ctypes.c_uint64), ("hi", ctypes.c_uint64)]
+xxh.XXH3_128bits.restype = H128
+xxh.XXH3_128bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+data = bytearray(open(sys.argv[1], "rb").read())
+index = struct.unpack_from("<Q", data, 24)[0]
+offset, size = struct.unpack_from("<QQ", data, index + 16)
+entry = data[offset:offset + size]
+assert entry[:4] == b"KCEN" and entry[6] == 0, "an uncompressed entry"
+entry[-1] ^= 0x01  # the payload's last byte
+covered = bytes(entry[0:72]) + bytes(entry[88:])
+h = xxh.XXH3_128bits(covered, len(covered))
+entry[72:88] = struct.pack(">QQ", h.hi, h.lo)
+data[offset:offset + size] = entry
+open(sys.argv[2], "wb").write(data)
+PY
+run info "$T/pkg/not-as-signed.kdb"
+expect_rc 0
+expect_contains "info, an entry not as signed: the entries" "1 of its 2 entries is not as signed (served all the same: without trusted keys the system tier checks each entry's checksum, not its signed digest)" "$OUT"
+expect_contains "info, an entry not as signed: the signature" "by key $key_id (the signature holds, but 1 of its 2 entries is not as signed)" "$OUT"
+expect_contains "info, an entry not as signed: what trusted means" "yes, by its file's owner and mode alone: no trusted keys are set (KCACHE_TRUSTED_KEYS), so the system tier checks its signature once, not each entry against it, and would serve the 1 entry not as signed" "$OUT"
+expect_not_contains "info, an entry not as signed: not never served" "never served" "$OUT"
+run info "$T/pkg/not-as-signed.kdb" --json
+json_vars "$OUT" nas=0.entries_not_as_signed keys_set=0.trusted_keys_set
+expect_eq "info --json: entries not as signed" 1 "$nas"
+expect_eq "info --json: no trusted keys" false "$keys_set"
+KCACHE_TRUSTED_KEYS="$T/keys/release.pub" run info "$T/pkg/not-as-signed.kdb"
+expect_contains "info under keys, an entry not as signed: refused whole" "(the system tier refuses the package whole)" "$OUT"
+expect_contains "info under keys, an entry not as signed: not trusted" "no: it was altered after it was signed" "$OUT"
+run info "$signed"
+expect_contains "info of a signed package, no keys: what is checked" "yes, by its file's owner and mode alone: no trusted keys are set (KCACHE_TRUSTED_KEYS), so the system tier checks its signature once, not each entry against it" "$OUT"
+KCACHE_TRUSTED_KEYS="$T/keys/release.pub" run info "$signed"
+expect_contains "info of a signed package under keys" "yes: signed by a trusted key" "$OUT"
+
 # A broken key file: every package refused, said once each.
 printf 'garbage\n' >"$T/keys/broken.pub"
 export KCACHE_TRUSTED_KEYS="$T/keys/broken.pub"

@@ -109,6 +109,49 @@ expect_rc 0
 run verify
 expect_rc 0
 
+# A cache this user cannot write (as another user, when run as root, or
+# made read-only): its entries are checked as they are, and what cannot
+# be repaired there is not offered a repair. It said "cannot open lock
+# file", "0 of 0 entries ok", then "run 'kcache verify --repair' to fix".
+export KCACHE_CUSTOM_CACHE_DIR="$T/ro-cache"
+compile_ok --source src/add.cl
+compile_ok --source src/mul.cl
+ro_key="$KEY"
+ro_dir="$T/ro-cache/$version"
+as_reader=("$KCACHE")
+if [[ "$(id -u)" == 0 ]]; then
+  command -v setpriv >/dev/null || skip "setpriv is needed to run kcache as another user"
+  chmod -R a+rX "$T"
+  as_reader=(setpriv --reuid=65534 --regid=65534 --clear-groups "$KCACHE")
+else
+  chmod -R a-w "$ro_dir"
+fi
+run_reader() {
+  LAST_CMD="${as_reader[*]} $*"
+  "${as_reader[@]}" "$@" >"$T/tmp/.out" 2>"$T/tmp/.err"
+  RC=$?
+  OUT="$(cat "$T/tmp/.out")" ERR="$(cat "$T/tmp/.err")"
+}
+run_reader verify
+expect_rc 0
+expect_contains "verify of a read-only cache: every entry checked" "2 of 2 entries ok in 1 database" "$OUT"
+expect_not_contains "verify of a read-only cache: no lock" "lock file" "$OUT$ERR"
+[[ "$(id -u)" == 0 ]] || chmod u+w "$ro_dir/gfx906_60.ukdb"
+log="$ro_dir/gfx906_60.ukdb" damage_entry "$ro_key"
+[[ "$(id -u)" == 0 ]] || chmod a-w "$ro_dir/gfx906_60.ukdb"
+run_reader verify
+expect_rc 1
+expect_contains "verify of a read-only cache: the damage" "$ro_key" "$OUT"
+expect_contains "verify of a read-only cache: why not repaired" "the user cache $ro_dir is read-only here, so they cannot be repaired" "$OUT"
+expect_not_contains "verify of a read-only cache: no repair offered" "verify --repair" "$OUT"
+run_reader verify --json
+expect_rc 1
+expect_contains "verify --json of a read-only cache" "is read-only here" "$(json_get "$OUT" cannot_repair)"
+[[ "$(id -u)" == 0 ]] || chmod -R u+w "$ro_dir"
+run verify --repair
+expect_rc 0
+export KCACHE_CUSTOM_CACHE_DIR="$T/cache"
+
 # A package the system tier never uses is a problem in the system folder:
 # one holding another database's kernels (renamed). Outside it, a
 # package's file name is not its own (install names it).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -409,6 +410,85 @@ TEST_F(CacheTest, ManyThreadsOneKeyCompileOnce) {
   EXPECT_EQ(std::count(tiers.begin(), tiers.end(), TierKind::kCompiled), 1);
   EXPECT_EQ(env.busy_key_locks(), 0);
   EXPECT_FALSE(compiler.gate_expired);
+}
+
+// Every request counted is answered as one thing stats shows: a hit of a
+// tier, a compile (or a failed one), or a compile error answered without
+// compiling.
+std::uint64_t answered(const CacheStats& s) {
+  return s.memory_hits + s.system_hits + s.user_hits + s.compiles + s.compile_failures +
+         s.failure_hits;
+}
+
+// The threads that waited for the leader's compile are memory hits (the
+// tier their kernel says it came from): requests add up to what answered
+// them (they were counted as neither hits nor compiles, and the hit rate
+// read low).
+TEST_F(CacheTest, ThreadsServedByAnotherThreadsCompileAreMemoryHits) {
+  constexpr int kThreads = 8;
+  auto cache = open();
+  compiler.close_gate();
+  std::vector<std::thread> threads;
+  std::atomic<int> from_memory{0};
+  std::atomic<std::size_t> binary_size{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      auto kernel = cache->get_or_compile(request(), compiler);
+      if (!kernel.is_ok()) return;
+      binary_size = kernel->binary().size();
+      if (kernel->tier == TierKind::kMemory) ++from_memory;
+    });
+  }
+  EXPECT_TRUE(compiler.wait_until_running(1));
+  EXPECT_TRUE(eventually([&] { return cache->stats().requests == kThreads; }));
+  compiler.open_gate();
+  for (auto& t : threads) t.join();
+  const CacheStats stats = cache->stats();
+  EXPECT_EQ(stats.requests, std::uint64_t{kThreads});
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.memory_hits, std::uint64_t(from_memory.load()));
+  EXPECT_EQ(stats.memory_hits, std::uint64_t{kThreads - 1});
+  EXPECT_EQ(answered(stats), stats.requests);
+  // Each hit served the binary and saved the compile it did not make.
+  EXPECT_EQ(stats.bytes_served, (kThreads - 1) * binary_size.load());
+  EXPECT_GT(stats.compile_micros_saved, 0u);
+}
+
+// A compile that fails fails every thread waiting for it, and each is
+// answered without compiling (a failure hit), not left uncounted.
+TEST_F(CacheTest, ThreadsGivenAnotherThreadsCompileErrorAreFailureHits) {
+  constexpr int kThreads = 4;
+  auto cache = open();
+  compiler.close_gate();
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      auto kernel = cache->get_or_compile(request("#error nope"), compiler);
+      if (kernel.status().code() == StatusCode::kCompileError) ++failed;
+    });
+  }
+  EXPECT_TRUE(compiler.wait_until_running(1));
+  EXPECT_TRUE(eventually([&] { return cache->stats().requests == kThreads; }));
+  compiler.open_gate();
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed, kThreads);
+  const CacheStats stats = cache->stats();
+  EXPECT_EQ(stats.compile_failures, 1u);
+  EXPECT_EQ(stats.failure_hits, std::uint64_t{kThreads - 1});
+  EXPECT_EQ(answered(stats), stats.requests);
+}
+
+// A request the compiler refuses whole (a target it does not take) is
+// none the cache answered, and is not counted.
+TEST_F(CacheTest, ARequestRefusedBeforeALookupIsNotCounted) {
+  auto cache = open();
+  KernelRequest refused = request();
+  refused.target = Target{"unsupported", "", 0};
+  EXPECT_FALSE(cache->get_or_compile(refused, compiler).is_ok());
+  EXPECT_EQ(cache->stats().requests, 0u);
+  ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
+  EXPECT_EQ(answered(cache->stats()), cache->stats().requests);
 }
 
 // All four compiles are held at the gate together: they can only all be

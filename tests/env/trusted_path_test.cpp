@@ -212,6 +212,26 @@ TEST_F(TrustedPathTest, ACacheFolderNotMadeYetIsJudgedByTheFoldersAbove) {
   EXPECT_NE(why->find("without the sticky bit"), std::string::npos) << *why;
 }
 
+// What is not a folder where the cache would be (/dev/zero, a FIFO, a file
+// others may write) is no trust problem: nothing can be made beneath it,
+// and the failure to make the folder says why. Its mode is no folder's
+// (/dev/zero was called "a folder writable by others").
+TEST_F(TrustedPathTest, WhatIsNotAFolderOnTheWayIsNoTrustProblem) {
+  EXPECT_EQ(untrusted_folder_reason("/dev/zero/1.0", env_), std::nullopt);
+  EXPECT_EQ(untrusted_folder_reason("/dev/zero", env_), std::nullopt);
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0666), 0) << std::strerror(errno);
+  ::chmod((dir_ / "fifo").c_str(), 0666);
+  EXPECT_EQ(untrusted_folder_reason(dir_ / "fifo/1.0", env_), std::nullopt);
+  write_file(dir_ / "file", "not a folder");
+  ::chmod((dir_ / "file").c_str(), 0666);
+  env_.owners[dir_ / "file"] = other();
+  EXPECT_EQ(untrusted_folder_reason(dir_ / "file/1.0", env_), std::nullopt);
+  // A folder above it is still held to the rule.
+  ::chmod(dir_.path().c_str(), 0777);
+  EXPECT_TRUE(untrusted_folder_reason(dir_ / "fifo/1.0", env_).has_value());
+  ::chmod(dir_.path().c_str(), 0700);
+}
+
 // Whoever can write in the folder can add a package: its sticky bit does
 // not help.
 TEST_F(TrustedPathTest, AFolderOthersCanWriteInIsNot) {

@@ -70,6 +70,19 @@ TEST_F(KeyFileTest, APrivateKeyOthersCanReadIsRefused) {
 // Whoever could replace a private key chooses what is signed in its name:
 // held to the rule packages are (an audit signed with another user's key,
 // and with one in a folder anyone could write).
+// The format is judged before the mode: a script others can read and run
+// is not a key, whatever chmod would do to it.
+TEST_F(KeyFileTest, AFileOthersCanReadThatIsNotAKeyIsSaidToBeNoKey) {
+  testing::write_file(dir_ / "script.sh", "#!/bin/sh\necho hello\n");
+  ::chmod((dir_ / "script.sh").c_str(), 0755);
+  auto key = read_secret_key(dir_ / "script.sh", env_);
+  EXPECT_EQ(key.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(key.status().message().find("is not a kcache private key file"), std::string::npos)
+      << key.status().message();
+  EXPECT_EQ(key.status().message().find("others can read"), std::string::npos)
+      << key.status().message();
+}
+
 TEST_F(KeyFileTest, APrivateKeyAnotherUserCouldReplaceIsRefused) {
   std::filesystem::create_directory(dir_ / "open");
   ASSERT_TRUE(write_key_pair(dir_ / "open/k", pair_, false, env_).is_ok());

@@ -130,6 +130,16 @@ TEST_F(TrustedKeysTest, AnEntrySwappedForAnotherValidOneFailsItsDigest) {
   EXPECT_EQ(info->bad_entry_problems[0].second, kNotAsSigned);
   EXPECT_NE(info->refusal.find("altered after it was signed"), std::string::npos) << info->refusal;
   EXPECT_TRUE(info->signature_problem.empty());  // the signature itself holds
+  EXPECT_EQ(info->entries_not_as_signed, 1u);
+
+  // Without keys the system tier checks the entry's checksum, not its
+  // signed digest, and serves it: not refused, and the entry counted as
+  // not as signed apart from entries that are never served.
+  auto no_keys = read_package_info(dir_ / "spliced.kdb", /*check_entries=*/true);
+  ASSERT_TRUE(no_keys.is_ok()) << no_keys.status().to_string();
+  EXPECT_EQ(no_keys->bad_entries, 1u);
+  EXPECT_EQ(no_keys->entries_not_as_signed, 1u);
+  EXPECT_EQ(no_keys->refusal, "");
 }
 
 TEST_F(TrustedKeysTest, KeyFilesThatCannotBeUsedAreProblemsAndTheOthersCount) {

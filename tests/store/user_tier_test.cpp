@@ -461,6 +461,33 @@ TEST_F(UserTierTest, ReadOnlyCacheServesHits) {
   EXPECT_EQ(events.count, 0);
 }
 
+// verify of a read-only cache checks every entry as it is (no lock can be
+// made there, and none is needed: no process can append), and says that
+// repair cannot run there. It said "cannot open lock file", then "0 of 0
+// entries ok", then offered --repair.
+TEST_F(UserTierTest, VerifyOfAReadOnlyCacheChecksItAsItIs) {
+  put(*tier(), "db", entry_named("a"));
+  put(*tier(), "db", entry_named("b"));
+  testing::FaultEnv env;
+  env.read_only(dir / "v1");
+  auto t = make_user_tier({dir / "v1", true}, env, log, events);
+  for (bool repair : {false, true}) {
+    VerifyReport report;
+    ASSERT_TRUE(t->verify(repair, report).is_ok());
+    EXPECT_TRUE(report.problems.empty())
+        << report.problems[0].path << ": " << report.problems[0].problem;
+    EXPECT_EQ(report.databases_checked, 1u);
+    EXPECT_EQ(report.entries_checked, 2u);
+    EXPECT_EQ(report.entries_ok, 2u);
+    EXPECT_NE(report.cannot_repair.find(dir / "v1" + " is read-only"), std::string::npos)
+        << report.cannot_repair;
+  }
+  // Writable: repair can run.
+  VerifyReport writable;
+  ASSERT_TRUE(tier()->verify(false, writable).is_ok());
+  EXPECT_EQ(writable.cannot_repair, "");
+}
+
 TEST_F(UserTierTest, ArchWideDatabaseServesAnyUnitCount) {
   auto t = tier();
   Entry e = entry_named("arch-only");

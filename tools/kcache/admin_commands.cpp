@@ -98,6 +98,7 @@ int run_verify(bool json, bool repair) {
                                           {"entries_ok", report->entries_ok},
                                           {"databases_checked", report->databases_checked},
                                           {"problems", problems},
+                                          {"cannot_repair", report->cannot_repair},
                                           {"ok", unrepaired == 0}},
                            2)
               << "\n";
@@ -117,7 +118,12 @@ int run_verify(bool json, bool repair) {
     for (const auto& p : report->problems) {
       repairable = repairable || (!p.repaired && p.path.find(".kdb") == std::string::npos);
     }
-    if (repairable && !repair) std::cout << "; run 'kcache verify --repair' to fix";
+    // Where the cache is read-only, repair cannot run: said, not offered.
+    if (repairable && !report->cannot_repair.empty()) {
+      std::cout << "; " << shown(report->cannot_repair) << ", so they cannot be repaired";
+    } else if (repairable && !repair) {
+      std::cout << "; run 'kcache verify --repair' to fix";
+    }
     std::cout << "\n";
   }
   return unrepaired == 0 ? 0 : 1;

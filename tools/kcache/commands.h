@@ -66,8 +66,9 @@ int find_entry(Cache& cache, const std::string& prefix, const std::string& db, E
 // none (package_report.cpp).
 std::string db_of(const PackageInfo& info);
 
-// The drop-in packages in `folder` (a "<db>.kdb.d"), in the byte order of
-// their names, the order the system tier asks them in (it uses the first
+// The drop-in packages in `folder` (a "<db>.kdb.d"), as the system tier
+// lists them (list_drop_in_folder: regular files only), in the byte order
+// of their names, the order it asks them in (it uses the first
 // kMostDropIns); `error` set when the folder cannot be listed
 // (package_report.cpp).
 std::vector<std::string> drop_in_files(const std::string& folder, std::error_code& error);

@@ -24,6 +24,12 @@ std::string failing_entries(std::uint64_t bad, std::uint64_t total) {
          (bad == 1 ? " entries fails its checks" : " entries fail their checks");
 }
 
+std::string not_as_signed_text(std::uint64_t bad, std::uint64_t total) {
+  if (total == 1 && bad == 1) return "its one entry is not as signed";
+  return std::to_string(bad) + " of its " + std::to_string(total) +
+         (bad == 1 ? " entries is not as signed" : " entries are not as signed");
+}
+
 std::string shown(std::string_view text) {
   std::string out;
   out.reserve(text.size());

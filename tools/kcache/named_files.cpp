@@ -193,7 +193,10 @@ Status make_folders(const std::string& path, mode_t mode) {
 
 std::size_t remove_abandoned_outputs(const std::string& path) {
   const std::filesystem::path target(path);
-  const std::string prefix = "." + target.filename().string() + ".kcache-tmp-";
+  // Named first: "." + a temporary string makes gcc 12 -O2 warn
+  // (-Wrestrict, wrongly) inside std::string's insert.
+  const std::string file_name = target.filename().string();
+  const std::string prefix = "." + file_name + ".kcache-tmp-";
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
   const auto now = std::chrono::system_clock::now();
   std::error_code error;

@@ -593,18 +593,16 @@ int run_pack(PackArgs args) {
             << tally.failures << " failed, " << counted(problems.size(), "line") << " skipped"
             << (args.sign.empty() ? "" : "; signed") << ")\n";
   // Where the time went: what no job count shortens (reading the manifest,
-  // the workers' start, writing the package) beside the compiles.
-  char first[64] = "none compiled";
-  if (first_done >= 0) {
-    std::snprintf(first, sizeof first, "the first kernel done after %.2f s", first_done);
-  }
-  char took[200];
-  std::snprintf(took, sizeof took,
-                "took %.2f s: %.2f s before compiling, %.2f s compiling (%s), %.2f s writing the "
-                "package\n",
-                seconds_since(began), std::chrono::duration<double>(compiling - began).count(),
-                compile_seconds, first, write_seconds);
-  std::cout << took;
+  // the workers' start, writing the package) beside the jobs (pack_report.h).
+  std::cout << time_account({.total = seconds_since(began),
+                             .before = std::chrono::duration<double>(compiling - began).count(),
+                             .jobs = compile_seconds,
+                             .first_done = first_done,
+                             .writing = write_seconds,
+                             .job_count = jobs,
+                             .compiling = tally.compiling_seconds,
+                             .finding = tally.finding_seconds})
+            << "\n";
   if (tally.keyed_anew > 0) {
     std::cerr << "kcache: note: " << counted(tally.keyed_anew, "kernel")
               << " recorded for this target " << (tally.keyed_anew == 1 ? "has" : "have")

@@ -5,6 +5,10 @@
 namespace kcache::tool {
 
 std::string PackTally::record(const Outcome& outcome, const Line& line) {
+  if (outcome.kind == Outcome::Kind::kReused) finding_seconds += outcome.seconds;
+  if (outcome.kind == Outcome::Kind::kCompiled || outcome.kind == Outcome::Kind::kFailed) {
+    compiling_seconds += outcome.seconds;
+  }
   if (outcome.kind == Outcome::Kind::kFailed || outcome.kind == Outcome::Kind::kNoCompiler) {
     ++failures;
     no_compiler += outcome.kind == Outcome::Kind::kNoCompiler ? 1 : 0;

@@ -36,6 +36,12 @@ class PackTally {
   std::size_t reused = 0;      // already in the work folder
   std::size_t keyed_anew = 0;  // recorded for this target, yet another key now
   std::size_t repeats = 0;     // lines asking for a kernel an earlier line asked for
+  // The jobs' time (Outcome::seconds), by what became of the line: compiled
+  // (or failed to), or found already built or repeating another (keyed,
+  // looked up, perhaps waited for while another job compiled it). A line
+  // whose compiler could not be made here is in neither.
+  double compiling_seconds = 0;
+  double finding_seconds = 0;
 
  private:
   std::map<std::string, std::size_t> line_of_key_;  // the first line packed with each key

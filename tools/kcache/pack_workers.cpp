@@ -10,11 +10,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <list>
 #include <map>
-#include <set>
 
 extern char** environ;
 
@@ -63,12 +63,16 @@ std::string unescaped(std::string_view text) {
   return out;
 }
 
+using Clock = std::chrono::steady_clock;
+
 struct Worker {
   pid_t pid = -1;
-  int to = -1;                   // its stdin
-  int from = -1;                 // its stdout
-  std::string pending;           // what was read, up to a newline
-  std::set<std::size_t> handed;  // indexes sent, not yet answered
+  int to = -1;          // its stdin
+  int from = -1;        // its stdout
+  std::string pending;  // what was read, up to a newline
+  // Indexes sent, not yet answered, each with when it was sent (it has one
+  // in hand at a time: its first is sent as it starts).
+  std::map<std::size_t, Clock::time_point> handed;
 };
 
 bool send_index(Worker& worker, std::size_t index) {
@@ -76,7 +80,7 @@ bool send_index(Worker& worker, std::size_t index) {
   if (::write(worker.to, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
     return false;
   }
-  worker.handed.insert(index);
+  worker.handed.emplace(index, Clock::now());
   return true;
 }
 
@@ -258,7 +262,7 @@ void run_workers(const std::vector<std::string>& arguments, unsigned workers, st
         close_fd(worker.from);
         close_fd(worker.to);
         const std::string why = ending_of(worker.pid);
-        for (std::size_t index : worker.handed) {
+        for (const auto& [index, since] : worker.handed) {
           if (++losses[index] < 2) {
             queue.push_front(index);
             if (on_retry) on_retry(index, why);
@@ -281,7 +285,11 @@ void run_workers(const std::vector<std::string>& arguments, unsigned workers, st
       for (std::size_t newline; (newline = worker.pending.find('\n')) != std::string::npos;) {
         auto outcome = decode_outcome(std::string_view(worker.pending).substr(0, newline));
         worker.pending.erase(0, newline + 1);
-        if (!outcome || !worker.handed.erase(outcome->index)) continue;
+        if (!outcome) continue;
+        const auto handed = worker.handed.find(outcome->index);
+        if (handed == worker.handed.end()) continue;
+        outcome->seconds = std::chrono::duration<double>(Clock::now() - handed->second).count();
+        worker.handed.erase(handed);
         on_outcome(*outcome);
         feed(worker);
       }

@@ -39,6 +39,9 @@ struct Outcome {
   std::string key_hex;
   bool keyed_anew = false;  // recorded for this target, yet another key now
   std::string message;      // why it failed
+  // How long its job had it, from the line handed out to its outcome read
+  // (a job's first line: from the job's start). Set by run_workers.
+  double seconds = 0;
 };
 
 // One line of text (tab-separated, no newline), and back.

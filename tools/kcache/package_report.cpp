@@ -65,7 +65,51 @@ std::string signature_text(const PackageInfo& info) {
   if (!info.signature_problem.empty())
     // The key it names is not confirmed: a forger can name any.
     return "BROKEN (it names key " + info.signer + "): " + info.signature_problem;
+  // The signature is over the index and each entry's digest: it can hold
+  // while entries do not match their digests.
+  if (info.entries_not_as_signed > 0) {
+    return "by key " + info.signer + " (the signature holds, but " +
+           not_as_signed_text(info.entries_not_as_signed, info.kernels) + ")";
+  }
   return "by key " + info.signer + " (the signature holds)";
+}
+
+// What `kcache info PKG` says of its entries: those never served, and
+// those not as signed, which the system tier serves unless keys are set.
+std::string entries_text(const PackageInfo& info, bool keys_set) {
+  if (info.bad_entries == 0) return "all pass their checks";
+  std::string text;
+  if (const std::uint64_t damaged = info.bad_entries - info.entries_not_as_signed; damaged > 0) {
+    text = failing_entries(damaged, info.kernels) + " (never served)";
+  }
+  if (info.entries_not_as_signed > 0) {
+    text += (text.empty() ? "" : "; ") +
+            not_as_signed_text(info.entries_not_as_signed, info.kernels) +
+            (keys_set ? " (the system tier refuses the package whole)"
+                      : " (served all the same: without trusted keys the system tier checks "
+                        "each entry's checksum, not its signed digest)");
+  }
+  return text;
+}
+
+// Whether the system tier would use it, and on what grounds: what it
+// checks, and what it does not, when no trusted keys are set.
+std::string trusted_text(const PackageInfo& info, bool keys_set) {
+  if (!info.refusal.empty()) return "no: " + info.refusal + " (the system tier will not use it)";
+  if (keys_set) {
+    return "yes: signed by a trusted key (the system tier checks each entry against the "
+           "signature)";
+  }
+  std::string text =
+      "yes, by its file's owner and mode alone: no trusted keys are set (KCACHE_TRUSTED_KEYS), "
+      "so the system tier ";
+  text += info.signer.empty() ? std::string("asks for no signature")
+                              : "checks its signature once, not each entry against it";
+  if (info.entries_not_as_signed > 0) {
+    text += ", and would serve the " + counted(info.entries_not_as_signed, "entry", "entries") +
+            " not as signed";
+  }
+  return text;
 }
 
 // The database a package file is found as, named as the system folder
@@ -112,7 +156,14 @@ std::vector<std::string> installed_package_names(
       folder_problems[name] = "a drop-in folder that is not a folder; its packages are not used";
       continue;
     }
-    const std::vector<std::string> files = drop_in_files(entry.path().string(), inner);
+    auto listed = list_drop_in_folder(entry.path().string());
+    if (!listed) {
+      names.push_back(name);
+      folder_problems[name] = "a drop-in folder that cannot be read (" + listed.status().message() +
+                              "); its packages are not used";
+      continue;
+    }
+    const std::vector<std::string>& files = listed->packages;
     for (std::size_t i = 0; i < files.size(); ++i) {
       names.push_back(name + "/" + files[i]);
       if (i >= kMostDropIns) {
@@ -120,10 +171,9 @@ std::vector<std::string> installed_package_names(
             drop_in_not_used_reason(name.substr(0, name.size() - kDropInFolderSuffix.size()));
       }
     }
-    if (inner) {
-      names.push_back(name);
-      folder_problems[name] = "a drop-in folder that cannot be read (" + inner.message() +
-                              "); its packages are not used";
+    for (const auto& [file, why] : listed->not_packages) {
+      names.push_back(name + "/" + file);
+      folder_problems[names.back()] = why;
     }
   }
   // By database, each database's own package ("x.kdb", a prefix of its
@@ -289,13 +339,14 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
 }  // namespace
 
 std::vector<std::string> drop_in_files(const std::string& folder, std::error_code& error) {
-  std::vector<std::string> files;
-  for (const auto& file : std::filesystem::directory_iterator(folder, error)) {
-    std::string name = file.path().filename().string();
-    if (is_drop_in_package(name)) files.push_back(std::move(name));
+  auto listed = list_drop_in_folder(folder);
+  if (!listed) {
+    error = std::make_error_code(listed.status().code() == StatusCode::kNotFound
+                                     ? std::errc::no_such_file_or_directory
+                                     : std::errc::io_error);
+    return {};
   }
-  std::sort(files.begin(), files.end());
-  return files;
+  return std::move(listed->packages);
 }
 
 std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
@@ -382,10 +433,13 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     }
     // read_package_info says when the tier refuses it whole (an entry not
     // as signed, under trusted keys): package_json's "trusted" holds it.
-    const std::string& refusal = info->refusal;
     if (json) {
       nlohmann::json one = package_json(*info);
       one["bad_entries"] = info->bad_entries;
+      one["entries_not_as_signed"] = info->entries_not_as_signed;
+      // On what grounds "trusted" is said: a trusted key's signature, or
+      // (no keys set) the file's owner and mode alone.
+      one["trusted_keys_set"] = !keys->empty();
       out.push_back(std::move(one));
       continue;
     }
@@ -399,15 +453,10 @@ int run_package_info(bool json, const std::vector<std::string>& packages) {
     for (const auto& [name, value] : info->metadata) {
       std::cout << row(shown(name)) << (name == "created" ? date_of(value) : shown(value)) << "\n";
     }
-    std::cout << row("entries")
-              << (info->bad_entries == 0
-                      ? "all pass their checks"
-                      : failing_entries(info->bad_entries, info->kernels) + " (never served)")
-              << "\n"
+    const bool keys_set = !keys->empty();
+    std::cout << row("entries") << entries_text(*info, keys_set) << "\n"
               << row("signed") << signature_text(*info) << "\n"
-              << row("trusted")
-              << (refusal.empty() ? "yes" : "no: " + refusal + " (the system tier will not use it)")
-              << "\n";
+              << row("trusted") << trusted_text(*info, keys_set) << "\n";
   }
   if (json) std::cout << json_text(out, 2) << "\n";
   return status;

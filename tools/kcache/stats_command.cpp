@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 
@@ -30,12 +31,15 @@ struct Count {
 };
 constexpr Count kCounts[] = {
     {"requests", "Kernel requests.", &CacheStats::requests},
-    {"memory_hits", "Requests answered from a process's memory.", &CacheStats::memory_hits},
+    {"memory_hits",
+     "Requests answered from a process's memory (another thread's compile of the kernel "
+     "included).",
+     &CacheStats::memory_hits},
     {"system_hits", "Requests answered from installed packages.", &CacheStats::system_hits},
     {"user_hits", "Requests answered from the user cache.", &CacheStats::user_hits},
     {"compiles", "Kernels compiled (misses).", &CacheStats::compiles},
     {"compile_failures", "Compiles that failed.", &CacheStats::compile_failures},
-    {"failure_hits", "Compile errors answered from the remembered ones.",
+    {"failure_hits", "Compile errors answered without compiling (remembered, or another thread's).",
      &CacheStats::failure_hits},
     {"compile_micros", "Microseconds spent compiling.", &CacheStats::compile_micros},
     {"compile_micros_saved", "Microseconds of compiling that hits saved.",
@@ -74,7 +78,9 @@ void print_table(const std::string& dir, const FolderStats& s, const ResolvedCon
   const CacheStats& c = s.counts;
   const std::uint64_t hits = c.memory_hits + c.system_hits + c.user_hits;
   std::cout << "cache " << dir << "\n";
-  if (!s.counted) {
+  if (!s.counts_problem.empty()) {
+    std::cout << "no counts to show: the stats file cannot be used (the warning says why)\n";
+  } else if (!s.counted) {
     std::cout << "no counts yet: nothing has been stored here\n";
   } else {
     std::cout << "counts of all processes since " << utc_time(s.since_unix) << "\n";
@@ -82,12 +88,23 @@ void print_table(const std::string& dir, const FolderStats& s, const ResolvedCon
   const auto row = [](const std::string& label, const std::string& value) {
     std::cout << "  " << std::left << std::setw(18) << label << value << "\n";
   };
+  const std::string limit =
+      config.max_size == 0 ? "no limit" : "limit " + human_bytes(config.max_size);
+  const auto holds = [&] {
+    row("holds", std::to_string(s.entries) + (s.entries == 1 ? " entry, " : " entries, ") +
+                     human_bytes(s.bytes) + " in " + std::to_string(s.databases) +
+                     (s.databases == 1 ? " database" : " databases") + " (" + limit + ")");
+  };
+  if (!s.counts_problem.empty()) {  // no counts, rather than counts of 0
+    holds();
+    return;
+  }
   row("requests", std::to_string(c.requests));
   row("hits", std::to_string(hits) + " (" + percent_of(hits, c.requests) + "): memory " +
                   std::to_string(c.memory_hits) + ", system " + std::to_string(c.system_hits) +
                   ", user " + std::to_string(c.user_hits));
   row("compiles", std::to_string(c.compiles) + ", failed " + std::to_string(c.compile_failures) +
-                      ", errors remembered " + std::to_string(c.failure_hits));
+                      ", errors answered without compiling " + std::to_string(c.failure_hits));
   row("uncached", std::to_string(c.uncacheable) + " (" + percent_of(c.uncacheable, c.requests) +
                       "): compiled without the cache, what they read cannot be keyed");
   row("compile time", seconds_text(c.compile_micros) + " spent, " +
@@ -101,10 +118,7 @@ void print_table(const std::string& dir, const FolderStats& s, const ResolvedCon
                       std::to_string(c.store_failures) + " not stored, " +
                       std::to_string(c.breaker_trips) + " breaker trips, " +
                       std::to_string(c.rejected) + " rejected by the driver");
-  std::string limit = config.max_size == 0 ? "no limit" : "limit " + human_bytes(config.max_size);
-  row("holds", std::to_string(s.entries) + (s.entries == 1 ? " entry, " : " entries, ") +
-                   human_bytes(s.bytes) + " in " + std::to_string(s.databases) +
-                   (s.databases == 1 ? " database" : " databases") + " (" + limit + ")");
+  holds();
 }
 
 // Prometheus text (format 0.0.4, as node_exporter's textfile collector
@@ -120,7 +134,10 @@ void print_prometheus(const std::string& dir, const FolderStats& s, const Resolv
     escaped += ch;
   }
   const std::string label = "{cache_dir=\"" + escaped + "\"}";
-  for (const Count& count : kCounts) {
+  // Counts that cannot be read are left out, not said to be 0 (the
+  // warning says why).
+  for (const Count& count :
+       s.counts_problem.empty() ? std::span<const Count>(kCounts) : std::span<const Count>()) {
     const std::string name = std::string("kcache_") + count.name + "_total";
     std::cout << "# HELP " << name << " " << count.help << "\n# TYPE " << name << " counter\n"
               << name << label << " " << s.counts.*count.field << "\n";
@@ -158,6 +175,7 @@ int run_stats(const StatsArguments& args) {
     for (const Count& count : kCounts) counts[count.name] = stats->counts.*count.field;
     std::cout << json_text(nlohmann::json{{"user_dir", config.user_dir},
                                           {"counted", stats->counted},
+                                          {"counts_problem", stats->counts_problem},
                                           {"since_unix", stats->since_unix},
                                           {"counts", counts},
                                           {"entries", stats->entries},

@@ -12,6 +12,7 @@
 #include "env/coarse_clock.h"
 #include "env/trusted_path.h"
 #include "format/kdb_file.h"
+#include "store/system/drop_in_listing.h"
 #include "store/system/package_fit.h"
 #include "store/system/trusted_keys.h"
 
@@ -137,8 +138,11 @@ class SystemTier final : public Tier {
             {drop_ins, listed.status().message() + "; its packages are not used", false});
         continue;
       }
-      for (std::size_t i = 0; i < listed->size(); ++i) {
-        const std::string drop_in = drop_ins + "/" + (*listed)[i];
+      for (const auto& [name, why] : listed->not_packages) {
+        report.problems.push_back({drop_ins + "/" + name, "not used: " + why, false});
+      }
+      for (std::size_t i = 0; i < listed->packages.size(); ++i) {
+        const std::string drop_in = drop_ins + "/" + listed->packages[i];
         if (i >= kMostDropIns) {
           report.problems.push_back({drop_in, "not used: " + drop_in_not_used_reason(db), false});
           continue;
@@ -197,25 +201,20 @@ class SystemTier final : public Tier {
     return folder_ + "/" + db + std::string(kDropInFolderSuffix);
   }
 
-  // The drop-in packages in `folder` (a database's "<db>.kdb.d"), in the
-  // byte order of their names: files named *.kdb, not hidden (".x.kdb"
-  // is an install's temporary). None when the folder does not exist.
-  Result<std::vector<std::string>> drop_in_names(const std::string& folder) const {
-    auto entries = env_.list_dir(folder);
-    if (!entries && entries.status().code() == StatusCode::kNotFound) {
-      if (!env_.file_info(folder)) return std::vector<std::string>();
+  // The drop-in packages in `folder` (a database's "<db>.kdb.d") and what
+  // is named as one but is not (drop_in_listing.h). None when the folder
+  // does not exist.
+  Result<DropInListing> drop_in_names(const std::string& folder) const {
+    auto listed = list_drop_ins(folder, env_);
+    if (!listed && listed.status().code() == StatusCode::kNotFound) {
+      if (!env_.file_info(folder)) return DropInListing{};
       return Status::io_error("System database drop-in folder " + folder + " is not a folder");
     }
-    if (!entries) {
+    if (!listed) {
       return Status::io_error("System database drop-in folder " + folder +
-                              " cannot be read: " + entries.status().message());
+                              " cannot be read: " + listed.status().message());
     }
-    std::vector<std::string> names;
-    for (const auto& e : *entries) {
-      if (is_drop_in_package(e.name)) names.push_back(e.name);
-    }
-    std::sort(names.begin(), names.end());
-    return names;
+    return listed;
   }
 
   // Whether a package serves a compiler: why not, and whether that was said.
@@ -461,17 +460,23 @@ class SystemTier final : public Tier {
     shelf->stamps.push_back({main, file_info_or_none(main)});
     shelf->stamps.push_back({drop_ins, file_info_or_none(drop_ins)});
     shelf->packages.push_back(open_package(main));
-    if (auto names = drop_in_names(drop_ins)) {
+    if (auto listed = drop_in_names(drop_ins)) {
+      for (const auto& [name, why] : listed->not_packages) {
+        const std::string path = drop_ins + "/" + name;
+        log_.warn_once("SystemDb:not-a-package:" + path, "SystemDb",
+                       "System database drop-in " + path + " is not used: it is " + why);
+      }
       // Each is held open (and mapped) for the process: a bound, so that a
       // folder of hundreds cannot take the program's descriptors.
-      if (names->size() > kMostDropIns) {
+      std::vector<std::string>& names = listed->packages;
+      if (names.size() > kMostDropIns) {
         log_.warn_once("SystemDb:many:" + drop_ins, "SystemDb",
                        "System database drop-in folder " + drop_ins + " holds " +
-                           std::to_string(names->size()) + " packages; the first " +
+                           std::to_string(names.size()) + " packages; the first " +
                            std::to_string(kMostDropIns) + " in name order are used");
-        names->resize(kMostDropIns);
+        names.resize(kMostDropIns);
       }
-      for (const auto& name : *names) {
+      for (const auto& name : names) {
         const std::string path = drop_ins + "/" + name;
         shelf->stamps.push_back({path, file_info_or_none(path)});
         shelf->packages.push_back(open_package(path));
@@ -481,7 +486,7 @@ class SystemTier final : public Tier {
       // database is not "missing".
       shelf->present = true;
       log_.warn_once("SystemDb:folder:" + drop_ins, "SystemDb",
-                     names.status().message() + "; its packages are not used");
+                     listed.status().message() + "; its packages are not used");
     }
     for (const auto& p : shelf->packages) shelf->present = shelf->present || p->present;
     shelves_[db] = shelf;

@@ -5,7 +5,8 @@
 namespace kcache {
 
 std::string Quarantine::free_name(const std::string& db, const std::string& what) const {
-  const std::string stem = folder_ + "/" + db + "." + what + "." + std::to_string(env_.now_unix());
+  const std::string stem =
+      folder_ + "/" + (db.empty() ? what : db + "." + what) + "." + std::to_string(env_.now_unix());
   std::string target = stem + ".bad";
   for (int n = 1; env_.file_info(target).is_ok() && n < 1000; ++n) {
     target = stem + "." + std::to_string(n) + ".bad";

@@ -1,6 +1,7 @@
 // quarantine/ of a user-tier folder: bad bytes copied aside and bad files
-// moved aside, named <db>.<what>.<unix time>[.<n>].bad; nothing the tier
-// finds bad is deleted silently.
+// moved aside, named <db>.<what>.<unix time>[.<n>].bad (<what>.<unix
+// time>[.<n>].bad for a file of no database, as the stats file); nothing
+// the tier finds bad is deleted silently.
 #pragma once
 
 #include <kcache/status.h>
@@ -22,8 +23,9 @@ class Quarantine {
   // Copies bad bytes of database `db` (`what`: a key's hex, say) there.
   Status keep_copy(const std::string& db, const std::string& what,
                    std::span<const std::uint8_t> bytes) const;
-  // Moves `path` there; true when moved. A file that cannot be moved is
-  // removed, so that it is not met again.
+  // Moves `path` there (a link itself, never what it names); true when
+  // moved. A file that cannot be moved is removed, so that it is not met
+  // again. `db` may be empty: a file of no database.
   bool move_in(const std::string& db, const std::string& path) const;
 
  private:

@@ -196,7 +196,9 @@ class UserTier final : public Tier {
 
   // ---- verify ---------------------------------------------------------
 
-  void verify_db(const std::string& name, bool repair, VerifyReport& report);
+  // `still`: no process can append to the log (a folder no one may write
+  // in), so the append lock is not taken (it could not be opened there).
+  void verify_db(const std::string& name, bool repair, bool still, VerifyReport& report);
 
   // The records the hint file of `name` holds, when it describes the log
   // of `generation`; adds what is wrong with the file itself to `found`.

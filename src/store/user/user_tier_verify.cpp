@@ -12,9 +12,16 @@ Status UserTier::verify(bool repair, VerifyReport& report) {
   }
   auto names = databases();
   if (!names) return names.status();
+  // A folder this process cannot write in (a read-only mount, mode 0555)
+  // is checked as it is: no lock can be made there, nothing can be mended.
+  const bool read_only = !names->empty() && !folder_writable();
+  if (read_only) {
+    repair = false;
+    report.cannot_repair = "the user cache " + options_.dir + " is read-only here";
+  }
   for (const auto& db : *names) {
     ++report.databases_checked;
-    verify_db(db, repair, report);
+    verify_db(db, repair, /*still=*/read_only, report);
     for (const auto& path : stale_temp_files(db)) {
       bool fixed = repair && env_.remove_file(path).is_ok();
       report.problems.push_back({path, "temporary file left by an interrupted write", fixed});
@@ -23,9 +30,12 @@ Status UserTier::verify(bool repair, VerifyReport& report) {
   return Status::ok();
 }
 
-void UserTier::verify_db(const std::string& name, bool repair, VerifyReport& report) {
+void UserTier::verify_db(const std::string& name, bool repair, bool still, VerifyReport& report) {
   const std::string path = log_path(name);
-  auto lock = append_lock(name, kAppendWait);  // a still log to look at
+  // A still log to look at: under the append lock, unless none can write.
+  Result<std::unique_ptr<FileLock>> lock =
+      still ? Result<std::unique_ptr<FileLock>>(std::make_unique<FileLock>())
+            : append_lock(name, kAppendWait);
   if (!lock) {
     report.problems.push_back({path, "cannot check: " + lock.status().message(), false});
     return;
