@@ -191,6 +191,22 @@ const std::string& layer_folder() {
   return folder != nullptr ? *folder : *find_folder();
 }
 
+void* load_once(std::atomic<void*>& slot, const std::string& path, std::string& problem) {
+  if (void* handle = slot.load(std::memory_order_acquire)) return handle;
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = ::dlerror();
+    problem = error != nullptr ? error : path + " cannot be loaded";
+    return nullptr;
+  }
+  void* none = nullptr;
+  if (!slot.compare_exchange_strong(none, handle, std::memory_order_acq_rel)) {
+    ::dlclose(handle);  // another thread's open of the same object is kept
+    return none;
+  }
+  return handle;
+}
+
 void warn_once(const std::string& key, const std::string& text) {
   if (!says_warnings()) return;
   static std::mutex mutex;                       // constant-initialised: no guard

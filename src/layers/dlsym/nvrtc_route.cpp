@@ -77,22 +77,9 @@ std::optional<std::size_t> version_of(const Lookup& lookup) {
 // The stand-in's handle: the preloaded one, or loaded now from beside this
 // layer (local: the program's global scope is not changed). Kept open.
 void* stand_in_handle(std::size_t index, std::string& problem) {
-  std::atomic<void*>& slot = stand_ins[index].handle;
-  if (void* handle = slot.load(std::memory_order_acquire)) return handle;
-  const std::string path =
-      layer_folder() + "/" + kNvrtcStandInFolder + "/" + kNvrtcStandInSonames[index];
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = ::dlerror();
-    problem = error != nullptr ? error : path + " cannot be loaded";
-    return nullptr;
-  }
-  void* none = nullptr;
-  if (!slot.compare_exchange_strong(none, handle, std::memory_order_acq_rel)) {
-    ::dlclose(handle);  // another thread's open of the same object is kept
-    return none;
-  }
-  return handle;
+  return load_once(stand_ins[index].handle,
+                   layer_folder() + "/" + kNvrtcStandInFolder + "/" + kNvrtcStandInSonames[index],
+                   problem);
 }
 
 // `file` as the stand-in opens it: an absolute path (the loader keeps a

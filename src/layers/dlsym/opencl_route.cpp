@@ -22,20 +22,7 @@ std::atomic<void*> opencl_layer{nullptr};
 // The OpenCL layer's handle: the preloaded one, or loaded now from beside
 // this layer (local). Kept open.
 void* opencl_layer_handle(std::string& problem) {
-  if (void* handle = opencl_layer.load(std::memory_order_acquire)) return handle;
-  const std::string path = layer_folder() + "/" + kOpenClLayerFile;
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = ::dlerror();
-    problem = error != nullptr ? error : path + " cannot be loaded";
-    return nullptr;
-  }
-  void* none = nullptr;
-  if (!opencl_layer.compare_exchange_strong(none, handle, std::memory_order_acq_rel)) {
-    ::dlclose(handle);  // another thread's open of the same object is kept
-    return none;
-  }
-  return handle;
+  return load_once(opencl_layer, layer_folder() + "/" + kOpenClLayerFile, problem);
 }
 
 }  // namespace

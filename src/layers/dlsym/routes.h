@@ -5,6 +5,7 @@
 // lock, so it takes no lock of its own around a call into the loader.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,11 @@ void* next_dlsym(void* handle, const char* name);
 // The folder this layer was loaded from (canonical), where libkcache, the
 // OpenCL layer and kcache/nvrtc/ are (layer_files.h); "" when unknown.
 const std::string& layer_folder();
+// The object at `path` (one of kcache's, beside this layer), loaded once
+// into `slot` (local: the program's global scope is not changed) and kept
+// open; a thread that loses the race keeps the other's. nullptr, with
+// `problem` set, when it cannot be loaded.
+void* load_once(std::atomic<void*>& slot, const std::string& path, std::string& problem);
 // Whether `file` is one of kcache's own objects: libkcache and its layers
 // (libkcache*), the NVRTC stand-ins (nvrtc_stand_in).
 bool of_kcache(std::string_view file);
