@@ -10,7 +10,7 @@ cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCACHE_BUILD_TE
   -DKCACHE_BUILD_BENCHMARKS=ON -DKCACHE_BUILD_EXAMPLES=ON >/dev/null
 cmake --build build-device -j2 --target kcache kcache_cuda kcache_tool kcache_cuda_tests \
   kcache_compiler_tests kcache_core_tests cuda_load_bench hit_latency include_hit process_ready \
-  kcache_nvrtc_shim_13 $(
+  kcache_nvrtc_shim_13 kcache_dlsym_layer kcache_opencl_layer $(
   cmake --build build-device --target help | grep -o 'kcache_cuda_demo' | head -1)
 rm -rf build-device/deps && mkdir -p build-device/deps
 # Every non-system library the binaries link, resolved here.
