@@ -46,14 +46,14 @@
 
 #include "base/log.h"
 #include "bench_support.h"
-#include "core/key_builder.h"
-#include "core/stats_counters.h"
-#include "core/stats_file.h"
 #include "env/env.h"
 #include "format/entry.h"
 #include "format/kdb_file.h"
+#include "key/key_builder.h"
 #include "store/system/system_tier.h"
 #include "store/user/user_tier.h"
+#include "upkeep/stats_counters.h"
+#include "upkeep/stats_file.h"
 
 namespace kcache::bench {
 namespace {
@@ -527,7 +527,7 @@ int run(int argc, char** argv) {
                 ratio(a.user.median, tiers[s].floor.median).c_str(),
                 ratio(a.system.median, tiers[s].floor.median).c_str(), cell(a.key).c_str());
   }
-  // What counting a hit costs (core/stats_counters.h): the adds a hit makes
+  // What counting a hit costs (upkeep/stats_counters.h): the adds a hit makes
   // (its tier, the bytes served, the compile time saved, read from the
   // entry's metadata) into this process's counters and a shared stats
   // file, against the full system hit measured above.

@@ -7,7 +7,7 @@
 // index, not an identity. The material is stored with every entry and
 // compared byte for byte on every hit, so no key collision, accidental or
 // crafted, can serve a wrong binary. Derivation lives in one place
-// (src/core/key_builder.cpp) and is pinned by golden tests;
+// (src/key/key_builder.cpp) and is pinned by golden tests;
 // `docs/design.md` §1 says what goes in and why.
 #pragma once
 

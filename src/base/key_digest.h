@@ -1,6 +1,6 @@
 // How key material becomes a key: the two facts that the value types of
 // include/kcache/key.h (base/key.cpp) and the key builder
-// (core/key_builder.h) must agree on.
+// (key/key_builder.h) must agree on.
 #pragma once
 
 #include <kcache/key.h>

@@ -29,29 +29,29 @@
 #include "core/cache_internal.h"
 #include "core/compile_step.h"
 #include "core/config.h"
-#include "core/folder_stats.h"
-#include "core/garbage_collection.h"
 #include "core/kernel_of_entry.h"
-#include "core/kernel_recorder.h"
-#include "core/key_builder.h"
 #include "core/lock_wait.h"
-#include "core/package_metadata.h"
-#include "core/package_transfer.h"
-#include "core/read_manifest.h"
-#include "core/remembered_failures.h"
 #include "core/single_flight.h"
-#include "core/stats_counters.h"
-#include "core/stats_sharing.h"
 #include "core/tier_list.h"
-#include "core/user_entries.h"
 #include "env/env.h"
 #include "env/temp_dir.h"
 #include "env/trusted_path.h"
 #include "format/kdb_file.h"
+#include "key/files_read.h"
+#include "key/key_builder.h"
+#include "package/kernel_recorder.h"
+#include "package/package_metadata.h"
+#include "package/package_transfer.h"
 #include "store/memory/memory_tier.h"
 #include "store/system/system_tier.h"
 #include "store/tier.h"
 #include "store/user/user_tier.h"
+#include "upkeep/folder_stats.h"
+#include "upkeep/garbage_collection.h"
+#include "upkeep/remembered_failures.h"
+#include "upkeep/stats_counters.h"
+#include "upkeep/stats_sharing.h"
+#include "upkeep/user_entries.h"
 
 namespace kcache {
 
@@ -251,8 +251,8 @@ class Cache::Impl final : public TierEvents {
       return std::move(compiled->kernel);
     }
     if (compiled->unstorable.empty() && !compiled->files_read.empty()) {
-      auto manifest = read_manifest(compiled->files_read, compiled->started_ns, rechecked.files,
-                                    env_, memo_.digests);
+      auto manifest = files_read_fields(compiled->files_read, compiled->started_ns, rechecked.files,
+                                        env_, memo_.digests);
       if (manifest) {
         Fields& metadata = compiled->entry.metadata;
         metadata.insert(metadata.end(), manifest->begin(), manifest->end());
@@ -497,7 +497,7 @@ class Cache::Impl final : public TierEvents {
                    Status::corruption("its key material differs from the request's"));
         continue;
       }
-      if (!read_manifest_holds(entry.metadata, env_, memo_.digests)) {
+      if (!files_read_unchanged(entry.metadata, env_, memo_.digests)) {
         log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(tier.name()) +
                                 " tier was built from a file that has changed since; rebuilding");
         continue;

@@ -1,6 +1,6 @@
 // What a request gives back: CachedKernel's lookups of its metadata, and
 // the names of the tiers it can come from.
-#include <kcache/cache.h>
+#include <kcache/kernel.h>
 
 namespace kcache {
 

@@ -4,18 +4,18 @@
 // it ran (a header edited mid-compile). Stores nothing: the cache decides.
 #pragma once
 
-#include <kcache/cache.h>
 #include <kcache/compiler.h>
+#include <kcache/kernel.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/byte_buffer.h"
-#include "core/key_builder.h"
-#include "core/stats_counters.h"
 #include "env/env.h"
 #include "format/entry.h"
+#include "key/key_builder.h"
+#include "upkeep/stats_counters.h"
 
 namespace kcache {
 

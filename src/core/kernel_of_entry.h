@@ -1,7 +1,7 @@
 // A CachedKernel made from an entry a tier returned or a compile made.
 #pragma once
 
-#include <kcache/cache.h>
+#include <kcache/kernel.h>
 
 #include <memory>
 #include <span>

@@ -4,7 +4,7 @@
 // stores meanwhile.
 #pragma once
 
-#include <kcache/cache.h>
+#include <kcache/kernel.h>
 
 #include <chrono>
 #include <functional>
@@ -13,9 +13,9 @@
 #include <string>
 
 #include "base/log.h"
-#include "core/stats_counters.h"
 #include "env/env.h"
 #include "store/tier.h"
+#include "upkeep/stats_counters.h"
 
 namespace kcache {
 

@@ -15,15 +15,16 @@
 // kept in the copy tier like any other.
 #pragma once
 
-#include <kcache/cache.h>
+#include <kcache/kernel.h>
+#include <kcache/stats.h>
 
 #include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
-#include "core/stats_counters.h"
 #include "store/guarded_tier.h"
+#include "upkeep/stats_counters.h"
 
 namespace kcache {
 

@@ -58,7 +58,7 @@ struct IncludeScan {
   // headers than the limits); empty when it can.
   std::string unkeyable;
   // The key's fields for these headers, written by the key builder
-  // (core/key_builder.cpp) so that a reused scan need not write them again.
+  // (key/key_builder.cpp) so that a reused scan need not write them again.
   std::string key_fields;
 };
 

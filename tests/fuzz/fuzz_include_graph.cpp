@@ -77,9 +77,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/key_builder.h"
 #include "fuzz_support.h"
 #include "inputs/file_digests.h"
+#include "key/key_builder.h"
 
 namespace kcache::fuzz {
 namespace {

@@ -15,11 +15,11 @@
 
 #include "base/hash.h"
 #include "base/log.h"
-#include "core/key_builder.h"
 #include "env/temp_dir.h"
 #include "format/compression.h"
 #include "format/entry.h"
 #include "format/kdb_file.h"
+#include "key/key_builder.h"
 #include "sign/ed25519.h"
 #include "store/user/user_tier.h"
 

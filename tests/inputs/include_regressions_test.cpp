@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/key_builder.h"
 #include "fakes/temp_folder.h"
+#include "key/key_builder.h"
 
 namespace kcache {
 namespace {
