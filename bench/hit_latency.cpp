@@ -34,6 +34,8 @@
 // Usage: hit_latency [--rounds=R] [--scale=F] [--api-entries=N] [--sizes=8,64,1024]
 //   --scale multiplies the entry counts (4096, 2048, 256); --smoke is
 //   --rounds=1 --scale=0.01 --api-entries=8.
+#include <kcache/admin.h>
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 
 #include <fcntl.h>
@@ -373,7 +375,7 @@ ApiResult measure_api(std::size_t size_index, std::size_t payload, std::size_t c
     if (!kernel || kernel->tier != TierKind::kCompiled) fail("populating the API cache");
     db = kernel->db;
   }
-  auto exported = (*user_cache)->export_db(db, system_dir + "/" + db + ".kdb");
+  auto exported = CacheAdmin(**user_cache).export_db(db, system_dir + "/" + db + ".kdb");
   if (!exported) fail("export: " + exported.status().message());
   // `user_cache` has already seen the package missing and keeps reading
   // the user tier; a cache opened now finds it first.
@@ -396,7 +398,7 @@ ApiResult measure_api(std::size_t size_index, std::size_t payload, std::size_t c
   }
   auto derive_key = [&](const KernelRequest& request) {
     const auto start = Clock::now();
-    auto prepared = (*user_cache)->prepare(request, request.target, compiler);
+    auto prepared = AdvancedCache(**user_cache).prepare(request, request.target, compiler);
     const auto end = Clock::now();
     if (!prepared) fail("prepare: " + prepared.status().message());
     g_sink = g_sink + prepared->key().bytes()[0];

@@ -9,6 +9,7 @@
 //
 // Exit status: 0 when every kernel was fetched and its result is right, 1
 // when any was not (the reason is printed), 2 on a usage error.
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 #include <kcache/compiler.h>
 #include <kcache/key.h>
@@ -170,7 +171,7 @@ KernelOutcome run_kernel(const KernelSpec& spec, kcache::Cache& cache, kcache::C
   if (!loaded.is_ok() && fetched->tier != kcache::TierKind::kCompiled) {
     // A stored binary the platform refuses (built for another PoCL, say):
     // the cache evicts it and compiles it again.
-    cache.reject(*fetched, loaded.message());
+    kcache::AdvancedCache(cache).reject(*fetched, loaded.message());
     fetched = cache.get_or_compile(request, compiler);
     if (!fetched) {
       outcome.why = "kcache could not fetch it again: " + fetched.status().to_string();

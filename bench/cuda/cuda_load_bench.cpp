@@ -31,6 +31,8 @@
 // "pfloor_<tier>" and "pkcache_<tier>" lines. Processes on these hosts come
 // in fast and slow kinds (module loads ~30 or ~38 us for the same cubin,
 // pinned to one CPU); a ratio taken within one process cancels that.
+#include <kcache/admin.h>
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 #include <kcache/cuda.h>
 
@@ -364,7 +366,7 @@ void write_least(const fs::path& dir, KcacheSetup& kc, const kcache::Target& tar
   std::uint64_t offset = 0;
   for (const auto& k : read_kernels(dir, "")) {
     const kcache::KernelRequest request = request_for(k, target);
-    auto keyed = kc.cache->key_for(request, *kc.compiler);
+    auto keyed = kcache::AdvancedCache(*kc.cache).key_for(request, *kc.compiler);
     if (!keyed) die(k.id + ": " + keyed.status().message());
     auto cached = kc.cache->get_or_compile(request, *kc.compiler);
     if (!cached) die(k.id + ": " + cached.status().message());
@@ -443,8 +445,8 @@ int prepare(const fs::path& dir, const std::string& cpu_target) {
     std::printf("size %s %s cubin %zu ptx %zu\n", k.set.c_str(), k.id.c_str(),
                 cubin->binary().size(), ptx->binary.size());
   }
-  auto exported = kc.cache->export_db(target->db_basename(),
-                                      (dir / "system" / (target->db_basename() + ".kdb")).string());
+  auto exported = kcache::CacheAdmin(*kc.cache).export_db(
+      target->db_basename(), (dir / "system" / (target->db_basename() + ".kdb")).string());
   if (!exported) die("export: " + exported.status().message());
   std::printf("exported %llu entries to %s\n", static_cast<unsigned long long>(*exported),
               (dir / "system").c_str());
@@ -524,7 +526,7 @@ int measure(const fs::path& dir, const std::string& mode, const std::string& set
     for (const auto& k : kernels) {
       auto request = request_for(k, target);
       auto start = Clock::now();
-      auto key = kc.cache->key_for(request, *kc.compiler);
+      auto key = kcache::AdvancedCache(*kc.cache).key_for(request, *kc.compiler);
       double us = micros_since(start);
       if (!key) die(k.id + ": " + key.status().message());
       std::printf("key %s %s %.2f\n", set.c_str(), k.id.c_str(), us);
@@ -686,11 +688,12 @@ int paired_parts(const fs::path& dir, const std::string& mode, const std::string
       print("qfloor_total", i, total_us);
       continue;
     }
-    auto prepared = kc.cache->prepare(requests[i], *target, *kc.compiler);
+    auto prepared = kcache::AdvancedCache(*kc.cache).prepare(requests[i], *target, *kc.compiler);
     if (!prepared) die(kernels[i].id + ": " + prepared.status().message());
     const double key_us = micros_since(start);
     auto step = Clock::now();
-    auto cached = kc.cache->get_or_compile(*prepared, *kc.compiler, {.keep_in_memory = false});
+    auto cached = kcache::AdvancedCache(*kc.cache).get_or_compile(*prepared, *kc.compiler,
+                                                                  {.keep_in_memory = false});
     const double fetch_us = micros_since(step);
     if (!cached || cached->tier != expected) die(kernels[i].id + ": not a " + mode + " hit");
     const Loaded kcache =
@@ -730,7 +733,7 @@ int paired_least(const fs::path& dir, const std::string& set, int parity) {
   for (const auto& k : kernels) {
     auto found = index.find(k.id);
     if (found == index.end()) die(k.id + " is not in least.txt: prepare again");
-    auto keyed = kc.cache->key_for(request_for(k, *target), *kc.compiler);
+    auto keyed = kcache::AdvancedCache(*kc.cache).key_for(request_for(k, *target), *kc.compiler);
     if (!keyed) die(k.id + ": " + keyed.status().message());
     found->second.text = keyed->second.serialize();
     if (found->second.text.size() != found->second.material) die(k.id + ": another key text");

@@ -6,7 +6,7 @@
 #   layer cold  the OpenCL layer with an empty kcache folder, PoCL's cache off
 #   layer warm  the layer again, its folder filled by the cold run (whose
 #               entries gained the work-group code the cold run's launches
-#               compiled, docs/design.md §10)
+#               compiled, docs/design.md §10.1)
 #   both warm   the layer warm over PoCL's warm cache
 # Each program's pass/fail/skip counts must be the same in all five.
 # Usage: bench/layers/clblast_layer.sh LAYER.so [ROUTINE...] (default: xgemm)

@@ -1,16 +1,20 @@
-// kcache: what the cache's upkeep takes and reports: listing and reading
-// entries, verify, prune, gc and export (the methods of Cache that
-// `kcache list/show/verify/prune/gc/export` call). The tiers speak these
-// types too, so they live apart from the facade (cache.h).
+// kcache: the administration of a cache (what `kcache list/show/verify/
+// prune/gc/export/import/clear/stats` do): CacheAdmin, and the types its
+// methods take and report. The tiers speak these types too, so this
+// header does not include the facade (cache.h).
 #pragma once
 
 #include <kcache/export.h>
 #include <kcache/key.h>
+#include <kcache/stats.h>
+#include <kcache/status.h>
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -112,6 +116,73 @@ struct KCACHE_EXPORT ExportOptions {
   // Only the entries of these keys (those the database lacks are left
   // out); every entry when unset.
   std::optional<std::vector<CacheKey>> keys{};
+};
+
+// How CacheAdmin::verify checks.
+struct KCACHE_EXPORT VerifyOptions {
+  // Move bad entries to quarantine, restore missing index rows, and remove
+  // the scratch folders of killed compiles; otherwise only report.
+  bool repair = false;
+};
+
+class Cache;
+
+// The administration of one cache: a view of it, which must not outlive
+// it; any number may be made, from any thread. Each method fails with
+// kUnavailable when the cache is disabled or has no user tier (HOME unset).
+class KCACHE_EXPORT CacheAdmin {
+ public:
+  explicit CacheAdmin(Cache& cache);
+
+  // Every entry of every database of this version.
+  [[nodiscard]] Result<std::vector<EntryInfo>> list() const;
+  // The entry of `key` in database `db` of the user tier, whole; nullopt
+  // when it has none. Reading it counts as a use (for eviction).
+  [[nodiscard]] Result<std::optional<StoredEntry>> read_entry(std::string_view db,
+                                                              const CacheKey& key) const;
+  // Every entry of database `db`, without their binaries unless asked;
+  // reading them is no use (for eviction).
+  [[nodiscard]] Result<std::vector<StoredEntry>> read_entries(std::string_view db,
+                                                              bool with_binaries = false) const;
+  // Removes every entry of this version; returns how many were removed.
+  Result<std::uint64_t> clear();
+  // Forgets every remembered compile error (they are retried); returns how
+  // many there were.
+  Result<std::uint64_t> clear_failures();
+  // Checks every user entry and every .kdb in the system folder.
+  Result<VerifyReport> verify(const VerifyOptions& options = {});
+  // Brings the user tier within its limits now (what a background pass
+  // does after a put takes the cache past one): evicts the entries used
+  // longest ago and compacts what they leave.
+  Result<PruneReport> prune(const PruneOptions& options = {});
+  // Removes what no one will use again (GcOptions), or with dry_run only
+  // says what that is.
+  Result<GcReport> gc(const GcOptions& options = {});
+  // Writes the entries of database `db` to a new .kdb file at `output_path`
+  // (replaced atomically); returns the number of entries written.
+  Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,
+                                  const ExportOptions& options = {}) const;
+  // Copies every entry of the package at `path` into the user tier, in the
+  // database its metadata names; returns how many (one the user tier holds
+  // already is not stored again, nor counted). An entry that fails
+  // its checks is skipped, counted in `left_out` when given (kCorruption
+  // when none is left). A package whose signature does not hold, or, with
+  // trusted keys configured, one they do not sign, is refused whole
+  // (kCorruption), as the system tier refuses it.
+  Result<std::uint64_t> import_package(const std::string& path, std::uint64_t* left_out = nullptr);
+  // Every process's counts, for this cache folder, and what it holds.
+  [[nodiscard]] Result<FolderStats> folder_stats() const;
+  // Sets every process's counts for this folder to zero.
+  Status zero_stats();
+  // Ok when compiled kernels can be kept in the user cache: makes its
+  // folder when missing, else says why not (the cache is disabled, no
+  // user cache, a folder another user could write, not a writable folder).
+  // A request never needs it (a cache problem never fails one); for a tool
+  // about to compile many kernels to keep (kcache pack).
+  Status check_storable();
+
+ private:
+  Cache& cache_;
 };
 
 }  // namespace kcache

@@ -79,7 +79,7 @@ struct KCACHE_EXPORT CompileOutput {
 };
 
 // What a compiler reads besides the request, as kcache models it to key a
-// request (docs/design.md §1 says, per backend, what is in the key). The
+// request (docs/design.md §1.3 says, per backend, what is in the key). The
 // key and the backend's compile read a request through the same model, so
 // the compiler receives exactly the options that were keyed.
 struct KCACHE_EXPORT CompilerInputs {

@@ -53,7 +53,7 @@ struct KCACHE_EXPORT CacheOptions {
   // Bytes the user tier may take on disk (KCACHE_MAX_SIZE), entries it may
   // hold (KCACHE_MAX_ENTRIES), and how long an unused entry is kept
   // (KCACHE_MAX_AGE); 0: no limit. Past one, the entries used longest ago
-  // are evicted in the background (docs/design.md §3).
+  // are evicted in the background (docs/design.md §3.9).
   std::optional<std::uint64_t> max_size{};
   std::optional<std::uint64_t> max_entries{};
   std::optional<std::chrono::seconds> max_age{};

@@ -20,6 +20,18 @@ struct KCACHE_EXPORT TierCounts {
   std::uint64_t trips = 0;     // times it was set aside
 };
 
+// What one namespace of client-keyed entries counted in this process
+// (CacheStats::namespaces).
+struct KCACHE_EXPORT NamespaceCounts {
+  std::string name;
+  std::uint64_t gets = 0;   // get() and claim() calls
+  std::uint64_t hits = 0;   // of those, answered with an entry
+  std::uint64_t puts = 0;   // entries stored (put() and finished claims)
+  std::uint64_t waits = 0;  // claims that waited for another claimant
+  std::uint64_t bytes_served = 0;
+  std::uint64_t bytes_stored = 0;
+};
+
 // Counters since the cache was opened. Each request is answered as one of
 // memory, system or user hits, compiles, compile failures or failure hits:
 // requests is their sum.
@@ -56,6 +68,9 @@ struct KCACHE_EXPORT CacheStats {
   // lookup it answered, waits for another process's compile included;
   // the *_hits above count requests.
   std::vector<TierCounts> tiers{};
+  // Client-keyed entries, by namespace (sorted by name): counted apart
+  // from the kernel requests above.
+  std::vector<NamespaceCounts> namespaces{};
 };
 
 // What every process that used this cache folder counted since the counts

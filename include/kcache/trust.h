@@ -1,5 +1,5 @@
 // kcache: the trust rule for files a user names (OpenSSH's StrictModes,
-// docs/design.md §3), for the tool and any program that hands kcache a
+// docs/design.md §3.3, §11.2), for the tool and any program that hands kcache a
 // file to run commands from: a kernel manifest, and the compilers
 // `kcache pack` runs for it.
 #pragma once

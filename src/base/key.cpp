@@ -158,20 +158,6 @@ Result<KeyMaterial> KeyMaterial::parse(std::string_view text) {
   return KeyMaterial(std::move(out));
 }
 
-CacheKey KeyText::key() const {
-  if (key_) return *key_;
-  Checksummer hash;
-  hash.update({reinterpret_cast<const std::uint8_t*>(head_->data()), head_->size()});
-  hash.update({reinterpret_cast<const std::uint8_t*>(source_.data()), source_.size()});
-  return CacheKey(hash.finish());
-}
-
-std::string KeyText::joined() const {
-  std::string text;
-  text.reserve(head_->size() + source_.size());
-  return text.append(*head_).append(source_);
-}
-
 CacheKey KeyMaterial::digest() const { return key_of_material(serialize()); }
 
 CacheKey key_of_material(std::string_view material) { return CacheKey(xxh3_128(material)); }

@@ -1,5 +1,6 @@
 // The C API: a thin shell over the C++ API that never lets an exception or
 // a C++ type cross into the caller.
+#include <kcache/admin.h>
 #include <kcache/c_api.h>
 #include <kcache/cache.h>
 #include <kcache/version.h>
@@ -149,7 +150,7 @@ int kcache_get_stats(kcache_cache* cache, int all_processes, kcache_stats* out, 
     full.size = sizeof full;
     kcache::CacheStats c = cache->cache->stats();
     if (all_processes != 0) {
-      auto folder = cache->cache->folder_stats();
+      auto folder = kcache::CacheAdmin(*cache->cache).folder_stats();
       if (!folder) return fail(folder.status(), error);
       c = folder->counts;
       full.entries = folder->entries;
@@ -188,7 +189,8 @@ int kcache_get_stats(kcache_cache* cache, int all_processes, kcache_stats* out, 
 int kcache_zero_stats(kcache_cache* cache, char** error) {
   return guarded(error, [&] {
     if (cache == nullptr) return fail(kcache::Status::invalid_argument("cache is NULL"), error);
-    if (kcache::Status s = cache->cache->zero_stats(); !s.is_ok()) return fail(s, error);
+    if (kcache::Status s = kcache::CacheAdmin(*cache->cache).zero_stats(); !s.is_ok())
+      return fail(s, error);
     return succeed(error);
   });
 }

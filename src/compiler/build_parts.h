@@ -2,7 +2,7 @@
 // same on every machine that installed that build: the identity that keys
 // and packages carry must not name an inode or a ctime, or a package
 // packed on one machine (or a cache shared by a cluster) would fit no
-// other (design.md §1, "A compiler's build").
+// other (design.md §1.4, "A compiler's build").
 //
 // - An ELF file: its GNU build-id (the linker's hash of what it linked),
 //   and its size. A file rebuilt is another build-id; the same build

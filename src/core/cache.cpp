@@ -8,7 +8,8 @@
 //              (the home tier);
 //   4. compile once per key in this process (single flight), under the
 //      key's lock across processes (core/lock_wait.h); the binary is
-//      written to the home tier, then kept in the copy tier.
+//      kept in the copy tier (waiting threads get it from there), then
+//      written to the home tier.
 // A hit below the copy tier is kept there too (the bytes are shared), unless
 // the caller keeps what it makes of them (GetOptions::keep_in_memory);
 // nothing is ever written to a read-only tier. Every entry read from disk
@@ -17,6 +18,7 @@
 // and skipped (its breaker sets it aside while it keeps failing): a cache
 // problem never fails a request. With the cache disabled, every request
 // compiles and nothing is read or written on disk.
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 #include <kcache/version.h>
 
@@ -27,10 +29,13 @@
 #include "base/hash.h"
 #include "base/log.h"
 #include "core/cache_internal.h"
+#include "core/cache_parts.h"
+#include "core/client_entries.h"
 #include "core/compile_step.h"
 #include "core/config.h"
 #include "core/kernel_of_entry.h"
 #include "core/lock_wait.h"
+#include "core/prepared_state.h"
 #include "core/single_flight.h"
 #include "core/tier_list.h"
 #include "env/env.h"
@@ -110,6 +115,7 @@ class Cache::Impl final : public TierEvents {
       }
     }
     compression_ = parse_compression(config_.compression).value_or(Compression::kNone);
+    clients_.set_compression(compression_);
   }
 
   // The home tier first: it waits for its background eviction pass, which
@@ -134,54 +140,55 @@ class Cache::Impl final : public TierEvents {
     stats_.add(Stat::kExpired, expired);
   }
 
-  Result<PreparedRequest> prepare(const KernelRequest& request, const Target& requested,
-                                  const Compiler& compiler) const {
+  // Resolves the target and derives the key; a request kcache cannot key
+  // (it cannot know all its compile reads, or a header cannot be read) is
+  // prepared unkeyed, to be compiled without the cache.
+  Result<PreparedRequest::State> prepare(const KernelRequest& request, const Target& requested,
+                                         const Compiler& compiler) const {
     auto target = compiler.resolve_target(requested);
     if (!target) return target.status();
     if (const std::string db = target->db_basename(); !valid_db_name(db)) {
       return Status::invalid_argument("target '" + db + "' cannot name a database file");
+    } else if (db.starts_with(kClientDbPrefix)) {
+      return Status::invalid_argument("target '" + db + "' names a client namespace's database");
     }
-    auto text = build_key_text(request, compiler, *target, env_, &memo_);
-    if (!text) return text.status();
-    return PreparedRequest(this, compiler, request, std::move(*target), std::move(*text));
+    PreparedRequest::State state{this, &compiler, &request, std::move(*target)};
+    auto text = build_key_text(request, compiler, state.target, env_, &memo_);
+    if (text) {
+      state.key = text->key();
+      state.text = std::move(*text);
+    } else if (text.status().code() == StatusCode::kIoError ||
+               text.status().code() == StatusCode::kNotSupported) {
+      state.unkeyed = text.status();
+    } else {
+      return text.status();
+    }
+    return state;
   }
 
-  Result<CachedKernel> get_or_compile(const KernelRequest& request, const Target& requested,
-                                      Compiler& compiler) {
-    auto prepared = prepare(request, requested, compiler);
-    if (prepared) return get_or_compile(*prepared, compiler, {});
-    const Status& why = prepared.status();
+  Result<CachedKernel> get_or_compile(const KernelRequest& request, Compiler& compiler,
+                                      const GetOptions& options) {
     // A request refused whole (a target the compiler does not take) is
     // none the cache answered: not counted, so that requests stay the sum
     // of what answered them (stats_counters.h).
-    if (why.code() != StatusCode::kIoError && why.code() != StatusCode::kNotSupported) return why;
-    stats_.add(Stat::kRequests);
-    if (why.code() == StatusCode::kIoError) {
-      log_.warn_once("Key:" + why.message(), "Key",
-                     why.message() + "; compiling without the cache");
-    } else {
-      // Not a problem of the cache: kcache cannot know everything this
-      // compile reads, so it is not cached (err towards a miss).
-      stats_.add(Stat::kUncacheable);
-      log_.info_once("Key:" + why.message(), "Key", "not cached: " + why.message());
-    }
-    auto target = compiler.resolve_target(requested);
-    if (!target) return target.status();
-    return compile_only(request, compiler, *target, nullptr);
+    auto prepared = prepare(request, options.target ? *options.target : request.target, compiler);
+    if (!prepared) return prepared.status();
+    return get_or_compile(*prepared, compiler, options);
   }
 
-  Result<CachedKernel> get_or_compile(const PreparedRequest& prepared, Compiler& compiler,
+  Result<CachedKernel> get_or_compile(const PreparedRequest::State& prepared, Compiler& compiler,
                                       const GetOptions& options) {
-    if (prepared.cache_ != this || prepared.compiler_ != &compiler) {
+    if (prepared.cache != this || prepared.compiler != &compiler) {
       return Status::invalid_argument(
           "the request was prepared by another cache or for another compiler");
     }
+    if (!prepared.text) return compile_unkeyed(prepared, compiler);
     stats_.add(Stat::kRequests);
-    const KernelRequest& request = *prepared.request_;
-    const Target& target = prepared.target_;
+    const KernelRequest& request = *prepared.request;
+    const Target& target = prepared.target;
     const DbNames names{target.db_basename(), target.arch_basename(), &compiler.identity()};
-    const KeyText& material_text = prepared.text_;
-    const CacheKey& key = prepared.key_;
+    const KeyText& material_text = *prepared.text;
+    const CacheKey& key = prepared.key;
     if (recorder_) recorder_->record(request, compiler, target, key, material_text);
     if (!config_.enabled) {
       Keyed unstored{key, material_text.joined(), names.exact};
@@ -344,129 +351,22 @@ class Cache::Impl final : public TierEvents {
   CacheStats stats() const {
     CacheStats stats = cache_stats_of(stats_.local_values());
     stats.tiers = tiers_.counts();
+    stats.namespaces = clients_.counts();
     return stats;
   }
 
-  Result<FolderStats> folder_stats() const {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    // A bad stats file was set aside as this cache opened (sharing_), where
-    // it could be: one still there could not be (a folder this process
-    // cannot write in).
-    auto stats = read_folder_stats(*user, env_, sharing_.path());
-    if (stats && !stats->counts_problem.empty()) {
-      log_.warn_once("Integrity:" + sharing_.path(), "Integrity",
-                     "The counts cannot be shown: " + stats->counts_problem +
-                         "; the next kcache that can write in " + config_.user_dir +
-                         " sets it aside in quarantine/ and counts anew");
-    }
-    return stats;
-  }
-
-  Status check_storable() {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return user->ready_to_store();
-  }
-
-  Status zero_stats() {
-    if (require_user() == nullptr) return unavailable();
-    return zero_folder_stats(env_, sharing_.path(), sharing_.file_mode(),
-                             sharing_.said_set_aside());
-  }
+  // Client-keyed entries (core/client_entries.h).
+  ClientEntries& clients() { return clients_; }
 
   const ResolvedConfig& config() const { return config_; }
 
-  Result<std::vector<EntryInfo>> list() const {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return list_user_entries(*user);
-  }
-
-  Result<std::optional<StoredEntry>> read_entry(std::string_view db, const CacheKey& key) const {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return read_user_entry(*user, db, key);
-  }
-
-  Result<std::vector<StoredEntry>> read_entries(std::string_view db, bool with_binaries) const {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return read_user_entries(*user, db, with_binaries);
-  }
-
-  Result<std::uint64_t> clear() {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    if (Tier* copies = tiers_.copy_tier()) (void)copies->clear();
-    if (memo_.records) memo_.records->clear();
-    return user->clear();
-  }
-
-  Result<std::uint64_t> clear_failures() {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return clear_user_failures(*user);
-  }
-
-  Result<VerifyReport> verify(bool repair) {
-    if (!config_.enabled) return unavailable();
-    VerifyReport report;
-    if (repair) {
-      // The scratch folders of compiles killed before they could remove them.
-      std::string base = env_.get_env("TMPDIR").value_or("");
-      if (base.empty()) base = "/tmp";
-      if (const std::size_t removed = reclaim_abandoned_temp_dirs(base); removed > 0) {
-        report.problems.push_back(
-            {base, std::to_string(removed) + " scratch folders of killed compiles", true});
-      }
-    }
-    Status failed;
-    tiers_.for_each_on_disk([&](Tier& tier) {
-      if (!failed.is_ok()) return;
-      failed = tier.verify(repair, report);
-      if (failed.code() == StatusCode::kNotSupported) failed = Status::ok();
-    });
-    if (!failed.is_ok()) return failed;
-    return report;
-  }
-
-  Result<GcReport> gc(const GcOptions& options) {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return collect_garbage(*user, env_, config_.user_dir, options);
-  }
-
-  Result<PruneReport> prune(const PruneOptions& options) {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return user->prune(options);
-  }
-
-  Result<std::uint64_t> import_package(const std::string& path, std::uint64_t* left_out) {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return import_into_user(*user, env_, path, config_.trusted_keys, compression_, left_out);
-  }
-
-  Result<std::uint64_t> export_db(std::string_view db, const std::string& output_path,
-                                  const ExportOptions& options) const {
-    Tier* user = require_user();
-    if (user == nullptr) return unavailable();
-    return export_user_db(*user, env_, db, output_path, options);
-  }
+  // What CacheAdmin works on (core/cache_parts.h).
+  CacheParts parts() { return {config_, env_, log_, tiers_, memo_, sharing_, compression_}; }
 
  private:
-  Tier* require_user() const { return tiers_.home(); }
-
   bool was_rejected(const CacheKey& key) const {
     std::lock_guard lock(rejected_mutex_);
     return rejected_.contains(key);
-  }
-  Status unavailable() const {
-    if (!config_.enabled)
-      return Status::unavailable("the cache is disabled (" + config_.disabled_reason + ")");
-    return Status::unavailable("the user cache directory is unknown (HOME is not set)");
   }
 
   // `wants_warm`: the request has a warmup, so an entry stored without one
@@ -597,6 +497,22 @@ class Cache::Impl final : public TierEvents {
     return kcache::inputs_changed(request, compiler, target, keyed, before, rechecked, env_, memo_);
   }
 
+  // A request kcache cannot key is compiled and kept nowhere.
+  Result<CachedKernel> compile_unkeyed(const PreparedRequest::State& prepared, Compiler& compiler) {
+    stats_.add(Stat::kRequests);
+    const Status& why = prepared.unkeyed;
+    if (why.code() == StatusCode::kIoError) {
+      log_.warn_once("Key:" + why.message(), "Key",
+                     why.message() + "; compiling without the cache");
+    } else {
+      // Not a problem of the cache: kcache cannot know everything this
+      // compile reads, so it is not cached (err towards a miss).
+      stats_.add(Stat::kUncacheable);
+      log_.info_once("Key:" + why.message(), "Key", "not cached: " + why.message());
+    }
+    return compile_only(*prepared.request, compiler, prepared.target, nullptr);
+  }
+
   // Compiles without keeping the result anywhere.
   Result<CachedKernel> compile_only(const KernelRequest& request, Compiler& compiler,
                                     const Target& target, const Keyed* keyed) {
@@ -635,6 +551,8 @@ class Cache::Impl final : public TierEvents {
   std::set<CacheKey> rejected_;  // guarded by rejected_mutex_: refused by the driver
   mutable StatsCounters stats_;
   StatsSharing sharing_{config_, env_, log_, stats_};
+  ClientEntries clients_{
+      {config_, env_, log_, tiers_, stats_, sharing_, *this, Compression::kNone}};
 };
 
 Cache::Cache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -650,55 +568,57 @@ Result<std::unique_ptr<Cache>> Cache::open(const CacheOptions& options) {
   return open_cache_with_env(options, Env::posix());
 }
 
-Result<CachedKernel> Cache::get_or_compile(const KernelRequest& request, Compiler& compiler) {
-  return impl_->get_or_compile(request, request.target, compiler);
-}
-Result<CachedKernel> Cache::get_or_compile(const KernelRequest& request, const Target& target,
-                                           Compiler& compiler) {
-  return impl_->get_or_compile(request, target, compiler);
-}
-Result<PreparedRequest> Cache::prepare(const KernelRequest& request, const Target& target,
-                                       const Compiler& compiler) const {
-  return impl_->prepare(request, target, compiler);
-}
-Result<CachedKernel> Cache::get_or_compile(const PreparedRequest& request, Compiler& compiler,
+Result<CachedKernel> Cache::get_or_compile(const KernelRequest& request, Compiler& compiler,
                                            const GetOptions& options) {
   return impl_->get_or_compile(request, compiler, options);
 }
-void Cache::reject(const CachedKernel& kernel, std::string_view why) { impl_->reject(kernel, why); }
-Result<CachedKernel> Cache::refine(const CachedKernel& kernel, std::span<const std::uint8_t> binary,
-                                   std::string_view why) {
-  return impl_->refine(kernel, binary, why);
+Result<std::optional<CachedKernel>> Cache::get(std::string_view name_space, std::string_view key) {
+  return impl_->clients().get(name_space, key);
 }
-Result<std::pair<CacheKey, KeyMaterial>> Cache::key_for(const KernelRequest& request,
-                                                        const Compiler& compiler) const {
-  return impl_->key_for(request, compiler);
+Status Cache::put(std::string_view name_space, std::string_view key,
+                  std::span<const std::uint8_t> bytes, const EntryMetadata& metadata) {
+  return impl_->clients().put(name_space, key, bytes, metadata);
 }
-Result<FolderStats> Cache::folder_stats() const { return impl_->folder_stats(); }
-Status Cache::zero_stats() { return impl_->zero_stats(); }
-Status Cache::check_storable() { return impl_->check_storable(); }
+Result<ClientClaim> Cache::claim(std::string_view name_space, std::string_view key) {
+  auto state = impl_->clients().claim(name_space, key);
+  if (!state) return state.status();
+  return ClientClaim(std::move(*state));
+}
 CacheStats Cache::stats() const { return impl_->stats(); }
 const ResolvedConfig& Cache::config() const { return impl_->config(); }
-Result<std::vector<EntryInfo>> Cache::list() const { return impl_->list(); }
-Result<std::optional<StoredEntry>> Cache::read_entry(std::string_view db,
-                                                     const CacheKey& key) const {
-  return impl_->read_entry(db, key);
+
+CacheParts parts_of(Cache::Impl& impl) { return impl.parts(); }
+
+PreparedRequest::PreparedRequest(std::unique_ptr<State> state) : state_(std::move(state)) {}
+PreparedRequest::PreparedRequest(PreparedRequest&&) noexcept = default;
+PreparedRequest& PreparedRequest::operator=(PreparedRequest&&) noexcept = default;
+PreparedRequest::~PreparedRequest() = default;
+bool PreparedRequest::keyed() const { return state_->text.has_value(); }
+const CacheKey& PreparedRequest::key() const { return state_->key; }
+const Target& PreparedRequest::target() const { return state_->target; }
+
+AdvancedCache::AdvancedCache(Cache& cache) : impl_(*cache.impl_) {}
+Result<PreparedRequest> AdvancedCache::prepare(const KernelRequest& request, const Target& target,
+                                               const Compiler& compiler) const {
+  auto state = impl_.prepare(request, target, compiler);
+  if (!state) return state.status();
+  return PreparedRequest(std::make_unique<PreparedRequest::State>(std::move(*state)));
 }
-Result<std::vector<StoredEntry>> Cache::read_entries(std::string_view db,
-                                                     bool with_binaries) const {
-  return impl_->read_entries(db, with_binaries);
+Result<CachedKernel> AdvancedCache::get_or_compile(const PreparedRequest& request,
+                                                   Compiler& compiler, const GetOptions& options) {
+  return impl_.get_or_compile(*request.state_, compiler, options);
 }
-Result<std::uint64_t> Cache::clear() { return impl_->clear(); }
-Result<std::uint64_t> Cache::clear_failures() { return impl_->clear_failures(); }
-Result<VerifyReport> Cache::verify(bool repair) { return impl_->verify(repair); }
-Result<PruneReport> Cache::prune(const PruneOptions& options) { return impl_->prune(options); }
-Result<GcReport> Cache::gc(const GcOptions& options) { return impl_->gc(options); }
-Result<std::uint64_t> Cache::import_package(const std::string& path, std::uint64_t* left_out) {
-  return impl_->import_package(path, left_out);
+void AdvancedCache::reject(const CachedKernel& kernel, std::string_view why) {
+  impl_.reject(kernel, why);
 }
-Result<std::uint64_t> Cache::export_db(std::string_view db, const std::string& output_path,
-                                       const ExportOptions& options) const {
-  return impl_->export_db(db, output_path, options);
+Result<CachedKernel> AdvancedCache::refine(const CachedKernel& kernel,
+                                           std::span<const std::uint8_t> binary,
+                                           std::string_view why) {
+  return impl_.refine(kernel, binary, why);
+}
+Result<std::pair<CacheKey, KeyMaterial>> AdvancedCache::key_for(const KernelRequest& request,
+                                                                const Compiler& compiler) const {
+  return impl_.key_for(request, compiler);
 }
 
 }  // namespace kcache

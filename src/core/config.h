@@ -20,7 +20,7 @@ std::optional<LogLevel> parse_log_level(std::string_view text);
 
 // Non-const `env`: when the default cache folder cannot be used (HOME
 // unset, not writable), the private fallback folder is created and checked
-// here (README, Configuration; docs/design.md §6).
+// here (README, Configuration; docs/design.md §6.5).
 ResolvedConfig resolve_config(const CacheOptions& options, Env& env);
 
 // The version folder appended to the cache dir: the kcache version.

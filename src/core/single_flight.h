@@ -5,6 +5,7 @@
 // around the leader's work.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -22,6 +23,15 @@ class SingleFlight {
     Value wait() {
       std::unique_lock lock(mutex_);
       done_.wait(lock, [this] { return value_.has_value(); });
+      return *value_;
+    }
+    // The same, giving up at `deadline` (nullopt).
+    template <class Clock, class Duration>
+    std::optional<Value> wait_until(std::chrono::time_point<Clock, Duration> deadline) {
+      std::unique_lock lock(mutex_);
+      if (!done_.wait_until(lock, deadline, [this] { return value_.has_value(); })) {
+        return std::nullopt;
+      }
       return *value_;
     }
 

@@ -1,6 +1,6 @@
 // The tiers a cache reads, in lookup order, as data: lookup, promotion,
 // the store after a compile, stats and the admin methods loop over this
-// list instead of naming each tier (docs/design.md §3, "The tier list").
+// list instead of naming each tier (docs/design.md §3.1).
 // Each tier is wrapped in a GuardedTier (store/guarded_tier.h): counters
 // of its answers, and breakers that set it aside while it keeps failing.
 //

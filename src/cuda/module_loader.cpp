@@ -5,6 +5,8 @@
 // the library builds without the CUDA toolkit or a driver.
 #include <kcache/cuda.h>
 
+#include <kcache/advanced.h>
+
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -160,9 +162,10 @@ class ModuleLoader::Impl {
       if (!device) return device.status();
     }
     // The key first: a module this loader has already is used as it is.
-    auto prepared = cache_.prepare(request, *device, compiler_);
-    if (!prepared && prepared.status().code() != StatusCode::kIoError) return prepared.status();
-    if (prepared) {
+    AdvancedCache expert(cache_);
+    auto prepared = expert.prepare(request, *device, compiler_);
+    if (!prepared) return prepared.status();
+    if (prepared->keyed()) {
       std::unique_lock lock(mutex_);
       if (auto it = modules_.find(Where{*context, prepared->key()}); it != modules_.end()) {
         LoadedKernel loaded;
@@ -176,12 +179,12 @@ class ModuleLoader::Impl {
       }
     }
     // The loaded module is what this loader keeps, so the cache need not
-    // keep the bytes in memory too. A request that cannot be keyed (a
-    // header on disk that cannot be read) is compiled without the cache,
-    // and its module is not kept for reuse.
+    // keep the bytes in memory too. A request kcache cannot key (a header
+    // on disk that cannot be read, an option naming files it does not
+    // model) is compiled without the cache, and its module is not kept
+    // for reuse.
     auto fetch = [&] {
-      return prepared ? cache_.get_or_compile(*prepared, compiler_, {.keep_in_memory = false})
-                      : cache_.get_or_compile(request, *device, compiler_);
+      return expert.get_or_compile(*prepared, compiler_, {.keep_in_memory = false});
     };
     auto cached = fetch();
     if (!cached) return cached.status();
@@ -196,7 +199,7 @@ class ModuleLoader::Impl {
     if (rc != CUDA_SUCCESS && cached->tier != TierKind::kCompiled) {
       // A stored binary the driver refuses (one built for another driver, a
       // damaged package): evicted, compiled again, never returned again.
-      cache_.reject(*cached, "cuModuleLoadData: " + driver_->error(rc));
+      expert.reject(*cached, "cuModuleLoadData: " + driver_->error(rc));
       cached = fetch();
       if (!cached) return cached.status();
       loaded.key = cached->key;
@@ -211,7 +214,7 @@ class ModuleLoader::Impl {
     }
     try {
       std::lock_guard lock(mutex_);
-      if (!prepared) {
+      if (!prepared->keyed()) {
         unkeyed_.push_back({*context, module});
       } else {
         Module kept{module, {}};

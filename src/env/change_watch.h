@@ -2,7 +2,7 @@
 // looking at each file: the kernel's change notification (inotify), plus
 // the mount table. A memo that would otherwise stat every file it depends
 // on (inputs/scan_memo.h) asks `changes()` instead, and stats only when the
-// count moved (docs/design.md §1, "Change notification").
+// count moved (docs/design.md §1.7, "Keying fast").
 //
 // A change to a watched thing raises the count before the syscall that
 // made it returns, so a request that starts after an edit has finished

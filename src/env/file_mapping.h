@@ -1,7 +1,7 @@
 // A read-only mapping of the start of an open file, guarded against the
 // file being truncated beneath it (env/sigbus_guard.h): a lost page reads
 // as zeros and the mapping says it is damaged. Views of it may be lent
-// out while a shared_ptr to it is held (docs/design.md §3). A writable one
+// out while a shared_ptr to it is held (docs/design.md §3.2). A writable one
 // holds the user tier's use tables (store/user/use_table.h).
 #pragma once
 

@@ -1,5 +1,5 @@
 // Keeps a file truncated beneath its mapping from killing the process
-// (docs/design.md §3, the mapped system tier). A read of a page that the
+// (docs/design.md §3.2, the mapped system tier). A read of a page that the
 // file no longer has raises SIGBUS; for an address in a guarded range the
 // handler maps a page of zeros over the lost one, marks the range damaged
 // and lets the read (or write, to a writable mapping) go on. Any other SIGBUS goes to the handler

@@ -52,7 +52,7 @@ Result<std::uint64_t> entry_size(std::span<const std::uint8_t> header);
 
 // How much of an entry decode_entry checks: all of it, or all but the
 // checksum, for bytes that passed it before and cannot have changed since
-// (a mapped package entry after its first use: docs/design.md §3).
+// (a mapped package entry after its first use: docs/design.md §3.2).
 enum class EntryCheck { kFull, kChecksumPassed };
 
 // Decodes and verifies `bytes[offset, offset+size)`: magic, version, sizes,

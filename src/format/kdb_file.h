@@ -66,7 +66,7 @@ class KdbReader {
   [[nodiscard]] Result<ByteBuffer> read(const KdbSlot& slot) const;
 
   // Maps the entries so that `view` lends them instead of reading them
-  // (docs/design.md §3, the mapped system tier); kNotSupported where the
+  // (docs/design.md §3.2, the mapped system tier); kNotSupported where the
   // file cannot be mapped. Not thread-safe: before the reader is shared.
   Status map();
   [[nodiscard]] bool mapped() const { return mapping_ != nullptr; }

@@ -1,6 +1,6 @@
 // Where a compiler looks for a header, per dialect: the one model of the
 // header search that both the key (include_scanner.h) and the compile use
-// (docs/design.md §1 lists each dialect's order and how it was checked).
+// (docs/design.md §1.3 lists each dialect's order and how it was checked).
 //
 // A header name is looked up in an ordered list of places. A place is a
 // folder on disk or the request's in-memory headers. The first place that

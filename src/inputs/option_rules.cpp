@@ -6,7 +6,7 @@
 // Sources: gcc's and clang's manuals (Preprocessor Options, Directory
 // Options), NVRTC's "Supported Compile Options", nvcc's option list, the
 // OpenCL 1.2 specification §5.6.4 and what PoCL 3.1 accepts; behaviours
-// checked on this machine are in docs/design.md §1.
+// checked on this machine are in docs/design.md §1.3.
 #include "inputs/option_rules.h"
 
 #include <algorithm>

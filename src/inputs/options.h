@@ -1,7 +1,7 @@
 // Compiler options as kcache reads them: split like a shell would, then
 // parsed with the option syntax of one compiler dialect (option_rules.h),
 // into the canonical tokens that are both keyed and given to the compiler
-// (docs/design.md §1), and the folders and files they make it read.
+// (docs/design.md §1.3), and the folders and files they make it read.
 #pragma once
 
 #include <kcache/compiler.h>

@@ -1,4 +1,4 @@
-// The one place where a request becomes key material (docs/design.md §1).
+// The one place where a request becomes key material (docs/design.md §1.1).
 // Changing what goes in, or its order, changes every key: bump
 // kKeySchemaVersion (format/key_schema.h) and update the goldens (tests/core/key_builder_test.cpp).
 #pragma once
@@ -13,6 +13,7 @@
 #include "inputs/scan_memo.h"
 #include "inputs/scan_records.h"
 #include "key/key_prefixes.h"
+#include "key/key_text.h"
 
 namespace kcache {
 

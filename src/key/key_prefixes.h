@@ -1,6 +1,6 @@
 // The key text's first fields (schema, compiler, target, environment,
 // options, include folders) kept by what they were derived from, for
-// requests that read no file (design.md §1, "Key prefixes").
+// requests that read no file (design.md §1.7, "Keying fast").
 //
 // A program asks for many kernels with one option set and one compiler;
 // parsing the same options three times (the request's, the compiler's

@@ -36,6 +36,7 @@
 
 #include "base/log.h"
 #include "env/env.h"
+#include "key/key_text.h"
 
 namespace kcache {
 

@@ -32,6 +32,9 @@ struct DbNames {
   // The compiler the lookup is for, when known: the system tier passes over
   // a package packed for another (store/system/package_fit.h).
   const CompilerIdentity* compiler = nullptr;
+  // No "Missing system database file" warning when no package holds
+  // them: a client namespace's packages are the exception, not the rule.
+  bool quiet_when_missing = false;
 };
 
 // Where tiers report what the cache should count and say.

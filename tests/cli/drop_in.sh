@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two libraries' packages for one target (design.md §3): drop-ins in
+# Two libraries' packages for one target (design.md §3.6): drop-ins in
 # <db>.kdb.d/<name>.kdb beside <db>.kdb. kcache install --name puts a
 # package there; the system tier serves every package's kernels, with no
 # warning for the package of another library; info lists the drop-ins,

@@ -6,7 +6,7 @@
 # folder, its toolkit headers reached through another path): a kernel
 # compiled with the copy, exported as a package, is a system-tier hit for
 # the NVRTC found here, and kcache info says the package applies. Until
-# the identity named files by their build-ids (design.md §1, "A compiler's
+# the identity named files by their build-ids (design.md §1.4, "A compiler's
 # build"), it named their inodes and times, and no package fitted another
 # machine.
 source "$(dirname "$0")/lib.sh"

@@ -6,6 +6,7 @@
 #include <link.h>
 #include <sys/stat.h>
 
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 
 #include <chrono>
@@ -159,11 +160,11 @@ TEST_F(HipCompilerTest, FeaturesReachTheCodeObjectAndTheKey) {
   KernelRequest request;
   request.source = kKernels;
   request.target = *Target::parse("gfx90a");
-  auto plain = cache->key_for(request, *compiler);
+  auto plain = AdvancedCache(*cache).key_for(request, *compiler);
   request.target = *Target::parse("gfx90a:xnack-:sramecc+");
-  auto featured = cache->key_for(request, *compiler);
+  auto featured = AdvancedCache(*cache).key_for(request, *compiler);
   request.target = *Target::parse("gfx90a:sramecc+:xnack-");
-  auto canonical = cache->key_for(request, *compiler);
+  auto canonical = AdvancedCache(*cache).key_for(request, *compiler);
   ASSERT_TRUE(plain.is_ok() && featured.is_ok() && canonical.is_ok());
   EXPECT_NE(plain->first, featured->first);
   EXPECT_EQ(featured->first, canonical->first);

@@ -1,6 +1,7 @@
 // Faults met through the Env, and damaged files, seen from the facade: the
 // program always gets its kernel, with exactly one warning per cause, and
 // nothing half-written is left behind (no temporary file, no empty entry).
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 #include <kcache/version.h>
 
@@ -158,7 +159,7 @@ TEST_F(CacheFaultTest, FailedEntryWritesLeaveNothingBehind) {
     env.clear_faults();
     expect_kernels({"a", "b"}, TierKind::kCompiled);
     expect_kernels({"a", "b"}, TierKind::kUser);
-    auto report = open()->verify(false);
+    auto report = CacheAdmin(*open()).verify();
     ASSERT_TRUE(report.is_ok());
     EXPECT_TRUE(report->problems.empty()) << report->problems[0].problem;
   }
@@ -217,7 +218,7 @@ TEST_F(CacheFaultTest, ATierThatKeepsFailingIsSkippedNotCalledEachTime) {
   const std::string package = dir / "system/gfx906_60.kdb";
   {
     auto cache = open();
-    ASSERT_TRUE(cache->export_db("gfx906_60", package).is_ok());
+    ASSERT_TRUE(CacheAdmin(*cache).export_db("gfx906_60", package).is_ok());
   }
   std::filesystem::remove_all(user_dir());
   auto cache = open();
@@ -319,7 +320,7 @@ TEST_F(CacheFaultTest, FallbackFolderMadeBySomeoneElseIsRefused) {
             std::string::npos)
       << warning;
   EXPECT_TRUE(std::filesystem::is_empty(fallback));
-  EXPECT_EQ(open()->list().status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(CacheAdmin(*open()).list().status().code(), StatusCode::kUnavailable);
 
   std::filesystem::remove(fallback);
   std::filesystem::create_directories(dir / "theirs");
@@ -342,7 +343,7 @@ TEST_F(CacheFaultTest, NetworkFileSystemWarnsOnceAndStillCaches) {
                          " is on a network file system (nfs)"),
             std::string::npos)
       << warning;
-  EXPECT_EQ(open()->list()->size(), 2u);
+  EXPECT_EQ(CacheAdmin(*open()).list()->size(), 2u);
 }
 
 // A damaged hint is derived data: rebuilt from the log without a warning,
@@ -353,7 +354,7 @@ TEST_F(CacheFaultTest, DamagedHintIsRebuiltWithoutLosingEntries) {
   log.clear();
   expect_kernels({"a", "b", "c"}, TierKind::kUser);
   EXPECT_TRUE(warnings().empty()) << ::testing::PrintToString(warnings());
-  auto report = open()->verify(false);
+  auto report = CacheAdmin(*open()).verify();
   ASSERT_TRUE(report.is_ok());
   for (const auto& p : report->problems) ADD_FAILURE() << p.path << ": " << p.problem;
   EXPECT_EQ(report->entries_ok, 3u);
@@ -375,8 +376,8 @@ TEST_F(CacheFaultTest, GarbageLogGivesOneWarningAndIsReplaced) {
             std::string::npos)
       << warning;
   EXPECT_EQ(cache->stats().corrupt_entries, 1u);
-  EXPECT_EQ(cache->list()->size(), 3u);
-  auto report = cache->verify(false);
+  EXPECT_EQ(CacheAdmin(*cache).list()->size(), 3u);
+  auto report = CacheAdmin(*cache).verify();
   ASSERT_TRUE(report.is_ok());
   EXPECT_TRUE(report->problems.empty());
   int moved = 0;
@@ -397,7 +398,7 @@ TEST_F(CacheFaultTest, BadSystemPackageGivesOneWarning) {
     EXPECT_EQ(cache->get_or_compile(request("a"), compiler)->tier, TierKind::kCompiled);
     EXPECT_EQ(cache->get_or_compile(request("b"), compiler)->tier, TierKind::kCompiled);
     EXPECT_EQ(cache->stats().corrupt_entries, 1u);
-    auto report = cache->verify(true);
+    auto report = CacheAdmin(*cache).verify({.repair = true});
     ASSERT_TRUE(report.is_ok());
     ASSERT_EQ(report->problems.size(), 1u);
     EXPECT_EQ(report->problems[0].path, dir / "system/gfx906_60.kdb");

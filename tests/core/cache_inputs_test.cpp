@@ -1,6 +1,8 @@
 // What the cache does with what a compile reads: a header edited while its
 // kernel compiles is not stored under the old key; a request kcache cannot
 // key is compiled and never cached; an unchanged header is read once.
+#include <kcache/admin.h>
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 
 #include <gtest/gtest.h>
@@ -202,7 +204,7 @@ TEST_F(CacheInputsTest, WhatCannotBeKeyedIsCompiledAndNeverCached) {
   EXPECT_EQ(compiler.compiles, 2);
   EXPECT_EQ(cache->stats().uncacheable, 2u);
   EXPECT_EQ(log_lines_containing("not cached: '" + (dir / "plugin.so") + "'"), 1);
-  auto listed = cache->list();
+  auto listed = CacheAdmin(*cache).list();
   ASSERT_TRUE(listed.is_ok());
   EXPECT_TRUE(listed->empty());
 }
@@ -227,7 +229,7 @@ TEST_F(CacheInputsTest, ARejectedBinaryIsEvictedAndCompiledAgain) {
   ASSERT_TRUE(first.is_ok());
   auto stored = cache->get_or_compile(request(), compiler);
   ASSERT_EQ(stored->tier, TierKind::kUser);
-  cache->reject(*stored, "CUDA_ERROR_INVALID_IMAGE");
+  AdvancedCache(*cache).reject(*stored, "CUDA_ERROR_INVALID_IMAGE");
   EXPECT_EQ(cache->stats().rejected, 1u);
   EXPECT_EQ(log_lines_containing("The driver refused the binary of kernel"), 1);
   auto again = cache->get_or_compile(request(), compiler);
@@ -236,13 +238,13 @@ TEST_F(CacheInputsTest, ARejectedBinaryIsEvictedAndCompiledAgain) {
 
   // The same entry in a package: passed over for the rest of the process.
   std::filesystem::create_directories(dir / "system");
-  auto exported = cache->export_db("gfx906_60", dir / "system/gfx906_60.kdb");
+  auto exported = CacheAdmin(*cache).export_db("gfx906_60", dir / "system/gfx906_60.kdb");
   ASSERT_TRUE(exported.is_ok()) << exported.status().to_string();
-  ASSERT_TRUE(cache->clear().is_ok());
+  ASSERT_TRUE(CacheAdmin(*cache).clear().is_ok());
   auto from_package = open(no_memory);
   auto packaged = from_package->get_or_compile(request(), compiler);
   ASSERT_EQ(packaged->tier, TierKind::kSystem);
-  from_package->reject(*packaged, "CUDA_ERROR_INVALID_IMAGE");
+  AdvancedCache(*from_package).reject(*packaged, "CUDA_ERROR_INVALID_IMAGE");
   auto rebuilt = from_package->get_or_compile(request(), compiler);
   EXPECT_EQ(rebuilt->tier, TierKind::kCompiled);
   EXPECT_EQ(from_package->get_or_compile(request(), compiler)->tier, TierKind::kUser);

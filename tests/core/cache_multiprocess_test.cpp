@@ -1,5 +1,6 @@
 // Many processes on one cache: single flight across processes, no lock
 // errors, and crash safety under kill -9 at any moment.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <gtest/gtest.h>
@@ -161,7 +162,7 @@ TEST(CacheMultiprocessTest, SixtyFourProcessesCompileEachKernelOnce) {
   auto cache = Cache::open(options_for(dir));
   // Every process's counts reached the folder's: the 64 processes opened
   // the cache before its folder (and its stats file) existed.
-  auto counted = (*cache)->folder_stats();
+  auto counted = CacheAdmin(**cache).folder_stats();
   ASSERT_TRUE(counted.is_ok()) << counted.status().to_string();
   EXPECT_TRUE(counted->counted);
   EXPECT_EQ(counted->counts.requests, std::uint64_t{kProcesses} * kKernels);
@@ -170,11 +171,11 @@ TEST(CacheMultiprocessTest, SixtyFourProcessesCompileEachKernelOnce) {
             std::uint64_t{kProcesses - 1} * kKernels);
   EXPECT_GT(counted->counts.lock_waits, 0u);
   EXPECT_EQ(counted->entries, std::uint64_t{kKernels});
-  auto report = (*cache)->verify(false);
+  auto report = CacheAdmin(**cache).verify();
   ASSERT_TRUE(report.is_ok());
   EXPECT_EQ(report->entries_ok, static_cast<std::uint64_t>(kKernels));
   EXPECT_TRUE(report->problems.empty());
-  EXPECT_EQ((*cache)->list()->size(), static_cast<std::size_t>(kKernels));
+  EXPECT_EQ(CacheAdmin(**cache).list()->size(), static_cast<std::size_t>(kKernels));
 }
 
 // Where a writer is, for the parent to read after it died: in shared
@@ -305,9 +306,9 @@ TEST(CacheMultiprocessTest, KillNineAtAnyMomentLosesNothingCommittedAndServesNot
   auto check_log_mends = [](const std::string& folder) {
     auto cache = Cache::open(options_in(folder));
     ASSERT_TRUE(cache.is_ok());
-    auto repaired = (*cache)->verify(true);
+    auto repaired = CacheAdmin(**cache).verify({.repair = true});
     ASSERT_TRUE(repaired.is_ok());
-    auto clean = (*cache)->verify(false);
+    auto clean = CacheAdmin(**cache).verify();
     ASSERT_TRUE(clean.is_ok());
     EXPECT_TRUE(clean->problems.empty()) << folder;
   };
@@ -417,7 +418,7 @@ TEST(CacheMultiprocessTest, KillNineAtAnyMomentLosesNothingCommittedAndServesNot
                   std::memcmp(binary.data(), expected.data(), expected.size()) == 0)
           << "kernel " << i << " reads back wrong";
     }
-    auto report = (*cache)->verify(false);
+    auto report = CacheAdmin(**cache).verify();
     ASSERT_TRUE(report.is_ok());
     ASSERT_EQ(report->entries_ok, report->entries_checked) << "iteration " << iteration;
     for (const auto& problem : report->problems) {
@@ -530,7 +531,7 @@ TEST(CacheMultiprocessTest, KillNineDuringEvictionServesNothingWrongAndMendsInOn
           if (w == 0 && n % 4 == 3) {
             PruneOptions prune;
             prune.max_entries = 1 + child_random() % 4;
-            (void)(*cache)->prune(prune);
+            (void)CacheAdmin(**cache).prune(prune);
           }
         }
         ::_exit(0);
@@ -580,9 +581,9 @@ TEST(CacheMultiprocessTest, KillNineDuringEvictionServesNothingWrongAndMendsInOn
     EXPECT_EQ((*cache)->stats().corrupt_entries, 0u) << "iteration " << iteration;
     // One repair mends all a kill left (a compaction's temporary file, a
     // torn append); then nothing is left to report.
-    auto repaired = (*cache)->verify(true);
+    auto repaired = CacheAdmin(**cache).verify({.repair = true});
     ASSERT_TRUE(repaired.is_ok());
-    auto clean = (*cache)->verify(false);
+    auto clean = CacheAdmin(**cache).verify();
     ASSERT_TRUE(clean.is_ok());
     for (const auto& problem : clean->problems) {
       ADD_FAILURE() << "iteration " << iteration << ": " << problem.path << ": " << problem.problem;

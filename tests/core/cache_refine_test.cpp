@@ -1,6 +1,8 @@
 // Cache::refine: a binary the driver made better replaces the entry's, in
 // this process and the next, keeping everything else; never over an entry
 // that changed meanwhile, never where there is no user cache.
+#include <kcache/admin.h>
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 
 #include <gtest/gtest.h>
@@ -27,7 +29,7 @@ TEST_F(CacheRefineTest, ARefinedBinaryIsServedNowAndToTheNextProcess) {
   ASSERT_TRUE(first.is_ok()) << first.status().to_string();
   const std::string original = bytes_of(*first);
   const auto better = bytes(original + " with work-group code");
-  auto refined = cache->refine(*first, better, "PoCL work-group code (2 files)");
+  auto refined = AdvancedCache(*cache).refine(*first, better, "PoCL work-group code (2 files)");
   ASSERT_TRUE(refined.is_ok()) << refined.status().to_string();
   EXPECT_EQ(bytes_of(*refined), original + " with work-group code");
   EXPECT_EQ(refined->metadata("refined"), "PoCL work-group code (2 files)");
@@ -58,9 +60,9 @@ TEST_F(CacheRefineTest, ARefinedEntryCanBeRefinedAgain) {
   auto cache = open();
   auto first = cache->get_or_compile(request(), compiler);
   ASSERT_TRUE(first.is_ok());
-  auto once = cache->refine(*first, bytes("once"), "one");
+  auto once = AdvancedCache(*cache).refine(*first, bytes("once"), "one");
   ASSERT_TRUE(once.is_ok());
-  auto twice = open()->refine(*once, bytes("twice"), "two");
+  auto twice = AdvancedCache(*open()).refine(*once, bytes("twice"), "two");
   ASSERT_TRUE(twice.is_ok()) << twice.status().to_string();
   auto next = open()->get_or_compile(request(), compiler);
   ASSERT_TRUE(next.is_ok());
@@ -78,14 +80,14 @@ TEST_F(CacheRefineTest, ARefinedEntryCanBeRefinedAgain) {
 TEST_F(CacheRefineTest, AnEntryThatChangedSinceItWasReadIsLeftAlone) {
   auto first = open()->get_or_compile(request(), compiler);
   ASSERT_TRUE(first.is_ok());
-  ASSERT_TRUE(open()->refine(*first, bytes("theirs"), "other process").is_ok());
-  auto mine = open()->refine(*first, bytes("mine"), "this process");
+  ASSERT_TRUE(AdvancedCache(*open()).refine(*first, bytes("theirs"), "other process").is_ok());
+  auto mine = AdvancedCache(*open()).refine(*first, bytes("mine"), "this process");
   ASSERT_FALSE(mine.is_ok());
   EXPECT_EQ(mine.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(bytes_of(*open()->get_or_compile(request(), compiler)), "theirs");
 
-  ASSERT_TRUE(open()->clear().is_ok());
-  auto gone = open()->refine(*first, bytes("mine"), "this process");
+  ASSERT_TRUE(CacheAdmin(*open()).clear().is_ok());
+  auto gone = AdvancedCache(*open()).refine(*first, bytes("mine"), "this process");
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
   auto recompiled = open()->get_or_compile(request(), compiler);
   ASSERT_TRUE(recompiled.is_ok());
@@ -97,11 +99,12 @@ TEST_F(CacheRefineTest, NothingIsRefinedWithTheCacheOffOrAnEmptyBinary) {
   auto cache = open();
   auto first = cache->get_or_compile(request(), compiler);
   ASSERT_TRUE(first.is_ok());
-  EXPECT_EQ(cache->refine(*first, {}, "empty").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AdvancedCache(*cache).refine(*first, {}, "empty").status().code(),
+            StatusCode::kInvalidArgument);
 
   env.vars["KCACHE_DISABLE_CACHE"] = "1";
   auto off = open();
-  auto refused = off->refine(*first, bytes("better"), "off");
+  auto refused = AdvancedCache(*off).refine(*first, bytes("better"), "off");
   EXPECT_EQ(refused.status().code(), StatusCode::kNotSupported);
   env.vars.erase("KCACHE_DISABLE_CACHE");
   EXPECT_EQ(bytes_of(*open()->get_or_compile(request(), compiler)), bytes_of(*first));

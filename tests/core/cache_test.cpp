@@ -1,5 +1,7 @@
 // The facade: tier order, single flight, disable, failures that must not
 // fail a request, corruption recovery.
+#include <kcache/admin.h>
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 #include <kcache/version.h>
 
@@ -46,25 +48,25 @@ std::string bytes_of(const CachedKernel& kernel) {
 TEST_F(CacheTest, CheckStorableMakesTheFolderOrSaysWhyNot) {
   const std::string folder = dir_path() + "/cache";
   ASSERT_FALSE(std::filesystem::exists(folder));
-  EXPECT_TRUE(open()->check_storable().is_ok());
+  EXPECT_TRUE(CacheAdmin(*open()).check_storable().is_ok());
   EXPECT_TRUE(std::filesystem::is_directory(folder)) << "the folder is made";
 
   std::filesystem::remove_all(folder);
   { std::ofstream(folder) << "a file"; }
-  Status file = open()->check_storable();
+  Status file = CacheAdmin(*open()).check_storable();
   EXPECT_FALSE(file.is_ok());
   std::filesystem::remove(folder);
 
   std::filesystem::create_directories(folder);
   std::filesystem::permissions(folder, std::filesystem::perms::all);
-  Status open_to_all = open()->check_storable();
+  Status open_to_all = CacheAdmin(*open()).check_storable();
   ASSERT_FALSE(open_to_all.is_ok());
   EXPECT_NE(open_to_all.message().find("another user could have written it"), std::string::npos)
       << open_to_all.message();
 
   CacheOptions off;
   off.disable_cache = true;
-  Status disabled = open(off)->check_storable();
+  Status disabled = CacheAdmin(*open(off)).check_storable();
   ASSERT_FALSE(disabled.is_ok());
   EXPECT_NE(disabled.message().find("disabled"), std::string::npos) << disabled.message();
 }
@@ -79,7 +81,7 @@ TEST_F(CacheTest, AMemoryHitKeepsTheEntryOnDiskWarm) {
   auto again = cache->get_or_compile(request(), compiler);
   ASSERT_TRUE(again.is_ok());
   EXPECT_EQ(again->tier, TierKind::kMemory);
-  auto listed = open()->list();
+  auto listed = CacheAdmin(*open()).list();
   ASSERT_TRUE(listed.is_ok());
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].last_used_unix, (kStart + 7200) / 60 * 60);
@@ -160,7 +162,7 @@ TEST_F(CacheTest, SystemTierIsLookedUpBeforeUser) {
     auto cache = open();
     ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
     std::filesystem::create_directories(dir / "system");
-    auto written = cache->export_db("gfx906_60", dir / "system/gfx906_60.kdb");
+    auto written = CacheAdmin(*cache).export_db("gfx906_60", dir / "system/gfx906_60.kdb");
     ASSERT_TRUE(written.is_ok()) << written.status().to_string();
     EXPECT_EQ(*written, 1u);
   }
@@ -189,7 +191,7 @@ TEST_F(CacheTest, DisabledCacheCompilesEveryTimeAndTouchesNoDisk) {
   EXPECT_EQ(env.writes, 0);
   EXPECT_FALSE(std::filesystem::exists(dir / "cache"));
   EXPECT_TRUE(log.empty()) << log[0];  // no missing-package warning either
-  EXPECT_EQ(cache->list().status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(CacheAdmin(*cache).list().status().code(), StatusCode::kUnavailable);
 }
 
 TEST_F(CacheTest, CompileErrorIsReturnedWithItsLogAndRemembered) {
@@ -210,13 +212,13 @@ TEST_F(CacheTest, CompileErrorIsReturnedWithItsLogAndRemembered) {
   EXPECT_NE(again.status().details().find("#error found"), std::string::npos);
   EXPECT_EQ(compiler.compiles, 1);
   EXPECT_EQ(later->stats().failure_hits, 1u);
-  auto listed = later->list();
+  auto listed = CacheAdmin(*later).list();
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].backend, "fake");
   EXPECT_TRUE((*listed)[0].failure);
 
   // Forgotten on request: compiled (and failing) again.
-  EXPECT_EQ(*later->clear_failures(), 1u);
+  EXPECT_EQ(*CacheAdmin(*later).clear_failures(), 1u);
   EXPECT_FALSE(open()->get_or_compile(request("#error nope"), compiler).is_ok());
   EXPECT_EQ(compiler.compiles, 2);
   // A fixed source is a different key: it compiles.
@@ -240,7 +242,7 @@ TEST_F(CacheTest, ZeroTtlDoesNotRememberFailures) {
   EXPECT_FALSE(open()->get_or_compile(request("#error x"), compiler).is_ok());
   EXPECT_FALSE(open()->get_or_compile(request("#error x"), compiler).is_ok());
   EXPECT_EQ(compiler.compiles, 2);
-  EXPECT_TRUE(open()->list()->empty());
+  EXPECT_TRUE(CacheAdmin(*open()).list()->empty());
 }
 
 // Only compile errors are remembered: a compiler that could not run may
@@ -317,7 +319,7 @@ TEST_F(CacheTest, NoHomeStillCompiles) {
   EXPECT_EQ(log_lines_containing("HOME is not set"), 1);
   EXPECT_EQ(log.size(), 2u);  // that, and the missing system package
   // Kept in the private fallback folder (tests/core/cache_faults_test.cpp).
-  EXPECT_EQ(cache->list()->size(), 1u);
+  EXPECT_EQ(CacheAdmin(*cache).list()->size(), 1u);
   EXPECT_EQ(open()->get_or_compile(request(), compiler)->tier, TierKind::kUser);
 }
 
@@ -622,7 +624,7 @@ TEST_F(CacheTest, CompilerExceptionsDoNotEscape) {
 
 TEST_F(CacheTest, KeyForMatchesWhatIsStored) {
   auto cache = open();
-  auto keyed = cache->key_for(request(), compiler);
+  auto keyed = AdvancedCache(*cache).key_for(request(), compiler);
   ASSERT_TRUE(keyed.is_ok());
   auto kernel = cache->get_or_compile(request(), compiler);
   EXPECT_EQ(keyed->first, kernel->key);
@@ -636,35 +638,37 @@ TEST_F(CacheTest, PreparedRequestsAreLookedUpLikeRequests) {
   const KernelRequest req = request();
   {
     auto cache = open();
-    auto prepared = cache->prepare(req, req.target, compiler);
+    auto prepared = AdvancedCache(*cache).prepare(req, req.target, compiler);
     ASSERT_TRUE(prepared.is_ok()) << prepared.status().to_string();
-    EXPECT_EQ(prepared->key(), cache->key_for(req, compiler)->first);
+    EXPECT_EQ(prepared->key(), AdvancedCache(*cache).key_for(req, compiler)->first);
     EXPECT_EQ(prepared->target(), req.target);
-    auto compiled = cache->get_or_compile(*prepared, compiler);
+    auto compiled = AdvancedCache(*cache).get_or_compile(*prepared, compiler);
     ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
     EXPECT_EQ(compiled->tier, TierKind::kCompiled);
     EXPECT_EQ(compiled->key, prepared->key());
-    EXPECT_EQ(cache->get_or_compile(*prepared, compiler)->tier, TierKind::kMemory);
+    EXPECT_EQ(AdvancedCache(*cache).get_or_compile(*prepared, compiler)->tier, TierKind::kMemory);
   }
   auto cache = open();
-  auto prepared = cache->prepare(req, req.target, compiler);
+  auto prepared = AdvancedCache(*cache).prepare(req, req.target, compiler);
   ASSERT_TRUE(prepared.is_ok());
   for (int i = 0; i < 2; ++i) {
-    auto hit = cache->get_or_compile(*prepared, compiler, {.keep_in_memory = false});
+    auto hit = AdvancedCache(*cache).get_or_compile(*prepared, compiler, {.keep_in_memory = false});
     ASSERT_TRUE(hit.is_ok());
     EXPECT_EQ(hit->tier, TierKind::kUser) << "lookup " << i;
   }
-  EXPECT_EQ(cache->get_or_compile(*prepared, compiler)->tier, TierKind::kUser);
-  EXPECT_EQ(cache->get_or_compile(*prepared, compiler)->tier, TierKind::kMemory);
+  EXPECT_EQ(AdvancedCache(*cache).get_or_compile(*prepared, compiler)->tier, TierKind::kUser);
+  EXPECT_EQ(AdvancedCache(*cache).get_or_compile(*prepared, compiler)->tier, TierKind::kMemory);
   EXPECT_EQ(cache->stats().requests, 4u);
   EXPECT_EQ(compiler.compiles, 1);
 
-  EXPECT_EQ(cache->prepare(req, Target{"unsupported", "", 0}, compiler).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      AdvancedCache(*cache).prepare(req, Target{"unsupported", "", 0}, compiler).status().code(),
+      StatusCode::kInvalidArgument);
   // A prepared request belongs to its cache and compiler.
   FakeCompiler other;
-  EXPECT_EQ(cache->get_or_compile(*prepared, other).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(open()->get_or_compile(*prepared, compiler).status().code(),
+  EXPECT_EQ(AdvancedCache(*cache).get_or_compile(*prepared, other).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(AdvancedCache(*open()).get_or_compile(*prepared, compiler).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(other.compiles, 0);
 }
@@ -674,17 +678,20 @@ TEST_F(CacheTest, PreparedRequestsAreLookedUpLikeRequests) {
 TEST_F(CacheTest, CompiledBinaryStaysOutOfMemoryWhenAskedTo) {
   const KernelRequest req = request();
   auto cache = open();
-  auto prepared = cache->prepare(req, req.target, compiler);
+  auto prepared = AdvancedCache(*cache).prepare(req, req.target, compiler);
   ASSERT_TRUE(prepared.is_ok());
-  EXPECT_EQ(cache->get_or_compile(*prepared, compiler, {.keep_in_memory = false})->tier,
-            TierKind::kCompiled);
-  EXPECT_EQ(cache->get_or_compile(*prepared, compiler, {.keep_in_memory = false})->tier,
-            TierKind::kUser);
+  EXPECT_EQ(
+      AdvancedCache(*cache).get_or_compile(*prepared, compiler, {.keep_in_memory = false})->tier,
+      TierKind::kCompiled);
+  EXPECT_EQ(
+      AdvancedCache(*cache).get_or_compile(*prepared, compiler, {.keep_in_memory = false})->tier,
+      TierKind::kUser);
   EXPECT_EQ(compiler.compiles, 1);
 }
 
-// A header that exists but cannot be read cannot be keyed: prepare says so,
-// and get_or_compile compiles without the cache, with one warning.
+// A header that exists but cannot be read cannot be keyed: prepare says so
+// (an unkeyed request, no error), and get_or_compile, either way, compiles
+// without the cache, with one warning.
 TEST_F(CacheTest, UnreadableHeaderCompilesWithoutTheCache) {
   std::filesystem::create_directories(dir / "inc");
   std::ofstream(dir / "inc/common.h") << "#define X 1\n";
@@ -692,9 +699,14 @@ TEST_F(CacheTest, UnreadableHeaderCompilesWithoutTheCache) {
   KernelRequest req = request("#include \"common.h\"\nkernel void k() {}");
   req.include_dirs = {dir / "inc"};
   auto cache = open();
-  EXPECT_EQ(cache->prepare(req, req.target, compiler).status().code(), StatusCode::kIoError);
+  AdvancedCache expert(*cache);
+  auto prepared = expert.prepare(req, req.target, compiler);
+  ASSERT_TRUE(prepared.is_ok()) << prepared.status().to_string();
+  EXPECT_FALSE(prepared->keyed());
+  EXPECT_EQ(prepared->key(), CacheKey{});
   for (int i = 0; i < 2; ++i) {
-    auto compiled = cache->get_or_compile(req, compiler);
+    auto compiled =
+        i == 0 ? cache->get_or_compile(req, compiler) : expert.get_or_compile(*prepared, compiler);
     ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
     EXPECT_EQ(compiled->tier, TierKind::kCompiled);
   }
@@ -709,7 +721,7 @@ TEST_F(CacheTest, ZstdEntriesRoundTrip) {
   {
     auto cache = open();
     ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
-    auto listed = cache->list();
+    auto listed = CacheAdmin(*cache).list();
     ASSERT_EQ(listed->size(), 1u);
     EXPECT_LT((*listed)[0].stored_bytes, (*listed)[0].bytes);
   }
@@ -762,8 +774,8 @@ TEST_F(CacheTest, UnwarmedPackageEntryIsServedToAWarmupRequest) {
     auto cache = open();
     ASSERT_TRUE(cache->get_or_compile(request(), unwarmed).is_ok());
     std::filesystem::create_directories(dir / "system");
-    ASSERT_TRUE(cache->export_db("gfx906_60", dir / "system/gfx906_60.kdb").is_ok());
-    ASSERT_TRUE(cache->clear().is_ok());
+    ASSERT_TRUE(CacheAdmin(*cache).export_db("gfx906_60", dir / "system/gfx906_60.kdb").is_ok());
+    ASSERT_TRUE(CacheAdmin(*cache).clear().is_ok());
   }
   auto warm_request = request();
   warm_request.warmup = [](const BuiltProgram&) { return Status::ok(); };
@@ -777,7 +789,7 @@ TEST_F(CacheTest, UnwarmedPackageEntryIsServedToAWarmupRequest) {
 TEST_F(CacheTest, ClearEmptiesUserAndMemory) {
   auto cache = open();
   ASSERT_TRUE(cache->get_or_compile(request(), compiler).is_ok());
-  EXPECT_EQ(*cache->clear(), 1u);
+  EXPECT_EQ(*CacheAdmin(*cache).clear(), 1u);
   EXPECT_EQ(cache->get_or_compile(request(), compiler)->tier, TierKind::kCompiled);
 }
 

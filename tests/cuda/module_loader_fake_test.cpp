@@ -4,6 +4,7 @@
 // per context and key, a binary the driver refuses, unloading) runs on
 // every machine, GPU or not. The binaries are real: NVRTC compiles them
 // for the stand-in's sm_80. Uses only the public API.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 #include <kcache/cuda.h>
 
@@ -101,7 +102,7 @@ class FakeDriverLoaderTest : public ::testing::Test {
     auto loaded = loader->get_function(request_, "scale");
     ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
     if (exported) {
-      auto package = cache->export_db("sm_80_108", dir_ + "/system/sm_80_108.kdb");
+      auto package = CacheAdmin(*cache).export_db("sm_80_108", dir_ + "/system/sm_80_108.kdb");
       ASSERT_TRUE(package.is_ok()) << package.status().message();
     }
   }
@@ -161,7 +162,7 @@ TEST_F(FakeDriverLoaderTest, AnotherProcessLoadsFromTheUserTierThenFromAPackage)
     auto warm = loader->get_function(request_, "scale");
     ASSERT_TRUE(warm.is_ok()) << warm.status().message();
     EXPECT_EQ(warm->tier, TierKind::kUser);
-    auto exported = cache->export_db("sm_80_108", dir_ + "/system/sm_80_108.kdb");
+    auto exported = CacheAdmin(*cache).export_db("sm_80_108", dir_ + "/system/sm_80_108.kdb");
     ASSERT_TRUE(exported.is_ok()) << exported.status().message();
   }
   // A process with an empty user cache: the package, mapped, is loaded
@@ -303,6 +304,28 @@ TEST_F(FakeDriverLoaderTest, ThreadsAskingAtOnceShareOneModule) {
     EXPECT_EQ(modules[t], modules[0]) << t;
   }
   EXPECT_EQ(fake_.live_modules(), 1) << "a module loaded twice at once is unloaded once kept";
+}
+
+// A request kcache cannot key (here an include folder in the sysroot,
+// which kcache does not look into) is served as Cache::get_or_compile serves
+// it: compiled without the cache and loaded, every time. The loader once
+// failed it with the key's kNotSupported.
+TEST_F(FakeDriverLoaderTest, ARequestThatCannotBeKeyedIsCompiledWithoutTheCache) {
+  request_.options = "-I=/nonexistent-kcache-folder";
+  auto cache = open_cache();
+  auto loader = loader_for(*cache);
+  ASSERT_NE(loader, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    auto loaded = loader->get_function(request_, "scale");
+    ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+    EXPECT_EQ(loaded->tier, TierKind::kCompiled) << "request " << i;
+    EXPECT_NE(loaded->function, nullptr);
+  }
+  EXPECT_EQ(cache->stats().compiles, 2u);
+  EXPECT_EQ(cache->stats().uncacheable, 2u);
+  auto listed = CacheAdmin(*cache).list();
+  ASSERT_TRUE(listed.is_ok());
+  EXPECT_TRUE(listed->empty());
 }
 
 }  // namespace

@@ -143,7 +143,8 @@ __global__ void axpy(float a, const float* x, float* y) {
   EXPECT_EQ(reused->module, warm->module);
   EXPECT_EQ(reused->function, warm->function);
   EXPECT_EQ(fresh_cache->stats().requests, 1u);
-  EXPECT_EQ(fresh_cache->get_or_compile(request, *target, *compiler_)->tier, TierKind::kUser);
+  EXPECT_EQ(fresh_cache->get_or_compile(request, *compiler_, {.target = *target})->tier,
+            TierKind::kUser);
 
   EXPECT_EQ((*loader)->get_function(request, "missing<1>").status().code(), StatusCode::kNotFound);
 }

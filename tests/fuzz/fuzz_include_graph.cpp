@@ -1,7 +1,7 @@
 // The key against the compiler: generated include graphs on disk, keyed
 // with build_key_material and compiled by real gcc.
 //
-// The invariant (docs/design.md §1): the key of a request changes whenever
+// The invariant (docs/design.md §1.3): the key of a request changes whenever
 // a file the compiler reads changes, so a cached binary is never stale.
 // gcc is the oracle, run by kcache's own command backend (make_compiler,
 // "gcc -E -P -x c {in} -o {out}": the source and the in-memory headers are

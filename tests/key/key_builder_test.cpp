@@ -147,7 +147,7 @@ TEST(KeyBuilderTest, EveryComponentChangesTheKey) {
 }
 
 // What must not change the key: option spelling, macro order, unit count
-// (it selects the database, see docs/design.md §1), a header nothing
+// (it selects the database, see docs/design.md §1.2), a header nothing
 // includes.
 TEST(KeyBuilderTest, EquivalentRequestsShareTheKey) {
   const CacheKey base =

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # NVRTC opened by its path under `kcache run` (the dlsym layer, docs/design.md
-# §10): a program that opens the library itself as cuda-python's loader does
+# §10.3): a program that opens the library itself as cuda-python's loader does
 # (tests/layers/nvrtc/dlopen_probe.py: ctypes, the toolkit's path, a wheel's
 # nvidia/cuda_nvrtc/lib, functions looked up on the handle or in the global
 # scope; a missing file, an RTLD_NOLOAD probe, dlclose and reopen, threads,

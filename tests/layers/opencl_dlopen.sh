@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The OpenCL ICD loader opened by the program itself under `kcache run` (the
-# dlsym layer, docs/design.md §10): a program that opens libOpenCL with
+# dlsym layer, docs/design.md §10.3): a program that opens libOpenCL with
 # dlopen, by its soname and by its path, and looks clBuildProgram and the
 # rest up on that handle (tests/layers/opencl/dlopen_probe.py, ctypes) sees
 # what it sees without kcache (build status and log, kernel names, results,

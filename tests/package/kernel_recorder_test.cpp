@@ -3,6 +3,7 @@
 // short by a killed writer is ended and skipped; a manifest that cannot be
 // written warns once and never fails a request.
 #include <gtest/gtest.h>
+#include <kcache/advanced.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,7 +73,7 @@ TEST_F(KernelRecorderTest, EachKernelIsRecordedOnceWithWhatItsCompileNeeds) {
   ASSERT_EQ(got.size(), 2u) << read_file(manifest_);
   ASSERT_EQ(lines().size(), 2u);
   const json& a = got[0];
-  auto key = cache->key_for(first, compiler);
+  auto key = AdvancedCache(*cache).key_for(first, compiler);
   ASSERT_TRUE(key.is_ok());
   EXPECT_EQ(a["kcache_manifest"], 1);
   EXPECT_EQ(a["key"], key->first.hex());

@@ -1,6 +1,6 @@
 // The system tier lends entries from a mapping of the package, and a
 // package changed or truncated in place while mapped is read again, never
-// served stale and never a crash (docs/design.md §3).
+// served stale and never a crash (docs/design.md §3.2).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -572,7 +572,7 @@ TEST(SystemTierTest, PackageOfAnotherToolchainIsSaidOnceAndPassedOver) {
       << captured.lines[0];
 }
 
-// A database's drop-ins (<db>.kdb.d/*.kdb, design.md §3): asked after
+// A database's drop-ins (<db>.kdb.d/*.kdb, design.md §3.6): asked after
 // <db>.kdb, in the byte order of their names, for the exact database and
 // then the arch-wide one; hidden files and other names are no packages.
 Entry entry_holding(const std::string& name, const std::string& payload) {

@@ -9,7 +9,7 @@
 // version, told to forward to that very library (routes.h,
 // nvrtc_route.cpp); one answered by an ICD loader gets the OpenCL layer's
 // function of that name, where it has one (opencl_route.cpp).
-// docs/design.md §10 says why dlsym and not dlopen, and the limits.
+// docs/design.md §10.3 says why dlsym and not dlopen, and the limits.
 //
 // Everything else is the loader's own answer, from the loader's own call
 // with the program's return address (the trampoline at the end jumps to

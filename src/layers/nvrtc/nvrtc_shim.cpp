@@ -2,7 +2,7 @@
 // served through kcache for programs that never call it. Preloaded (`kcache
 // run` puts it in LD_PRELOAD), it carries the real library's soname and
 // symbol version, so a program linked to libnvrtc and one that dlopens it
-// by soname (CuPy, PyTorch) both get it. docs/design.md §10 says how:
+// by soname (CuPy, PyTorch) both get it. docs/design.md §10.2 says how:
 //
 // - The real library is opened by its path (another object of the same
 //   soname) and every call kcache does not serve is forwarded to it.

@@ -1,5 +1,5 @@
 // Finding and opening the real libnvrtc for the NVRTC shim's stand-in
-// (docs/design.md §10): never by its soname, which is the stand-in's.
+// (docs/design.md §10.2): never by its soname, which is the stand-in's.
 #include "layers/nvrtc/real_nvrtc.h"
 
 #include <dlfcn.h>

@@ -1,6 +1,6 @@
 // libkcache_opencl_layer.so: program builds from source served through
 // kcache for programs that never call it, loaded with LD_PRELOAD (`kcache
-// run` puts it there). docs/design.md §10 says how: the application keeps
+// run` puts it there). docs/design.md §10.1 says how: the application keeps
 // the real source program it made; a build of it is served as a "shadow"
 // program made from the cached binaries, to which every query of the built
 // program goes. A build that fails is answered from kcache's compile of it
@@ -9,6 +9,7 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <dlfcn.h>
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 
 #include <algorithm>
@@ -150,8 +151,8 @@ void keep_work_group_code(kcache::Cache& cache, Built& built) {
   for (kcache::CachedKernel& kernel : built.kernels) {
     auto code = kcache::layer::with_work_group_code(kernel.binary(), folder);
     if (!code) continue;
-    auto refined = cache.refine(kernel, code->binary,
-                                "PoCL work-group code, " + std::to_string(code->files) + " more");
+    auto refined = kcache::AdvancedCache(cache).refine(
+        kernel, code->binary, "PoCL work-group code, " + std::to_string(code->files) + " more");
     if (refined) {
       kernel = std::move(*refined);
     } else if (refined.status().code() != kcache::StatusCode::kNotFound) {
@@ -378,8 +379,8 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
       // the next process compiles it again (this one builds for real).
       for (const auto& kernel : served->kernels) {
         if (kernel.tier != kcache::TierKind::kCompiled) {
-          l.cache->reject(kernel,
-                          "clBuildProgram of the binary: OpenCL error " + std::to_string(err));
+          kcache::AdvancedCache(*l.cache).reject(
+              kernel, "clBuildProgram of the binary: OpenCL error " + std::to_string(err));
         }
       }
       return std::nullopt;

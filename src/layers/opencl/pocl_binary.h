@@ -1,5 +1,5 @@
 // PoCL's program binaries, read and extended with the work-group code a
-// program's launches compiled (docs/design.md §10, "Work-group code").
+// program's launches compiled (docs/design.md §10.1).
 //
 // PoCL compiles a kernel's work-group function at its first launch with a
 // new local size and keeps it in the program's folder,

@@ -69,7 +69,7 @@ class SystemTier final : public Tier {
       if (!exact->present && !(arch && arch->present)) {
         // Said once per process and file; the flag spares every later miss
         // the message's strings and the logger's lock.
-        if (!exact->missing_reported.exchange(true)) {
+        if (!db.quiet_when_missing && !exact->missing_reported.exchange(true)) {
           log_.warn_once(
               "SystemDb:missing:" + folder_ + "/" + db.exact, "SystemDb",
               "Missing system database file: " + db.exact + ".kdb Performance may degrade");
@@ -273,7 +273,7 @@ class SystemTier final : public Tier {
     bool changed = false;
   };
 
-  // The entry in `slot` of `p` for `key`, verified (docs/design.md §3): a
+  // The entry in `slot` of `p` for `key`, verified (docs/design.md §3.2): a
   // view of the mapping when mapped, lent unchecked only while the file is
   // as it was opened; otherwise a copy. An entry's first use needs no look
   // at the file: its full check holds whatever the file now holds there

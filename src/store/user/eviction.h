@@ -2,7 +2,7 @@
 // used for longer than the age limit, then the least recently used, across
 // all databases, until what is kept fits in 90% of each limit (so that a
 // pass does not run again at the next put). Pure policy; the tier reads
-// the records and compacts (docs/design.md §3, "Limits and eviction").
+// the records and compacts (docs/design.md §3.9, "Limits and eviction").
 #pragma once
 
 #include <cstdint>

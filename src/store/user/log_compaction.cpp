@@ -103,7 +103,7 @@ Status CompactionWriter::copy(const File& log, std::vector<HintRecord> records) 
     const std::size_t padded = userlog::padded(record.size);
     // Written in large pieces: a file written in large writes comes back
     // from the page cache in large folios, so that a hit costs as little
-    // as a system-tier one (docs/design.md §3, "Page cache note").
+    // as a system-tier one (docs/design.md §3.10, "Buffers and the page cache").
     if (pending_.size() + padded > kWriteSize) {
       if (Status s = flush(/*all=*/true); !s.is_ok()) return s;
     }

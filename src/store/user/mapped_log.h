@@ -1,4 +1,4 @@
-// Reads of a user-tier log through a mapping of it (docs/design.md §3,
+// Reads of a user-tier log through a mapping of it (docs/design.md §3.7,
 // "Mapped user-tier hits"): a hit lends a view of the mapped record, as a
 // system-tier hit does, instead of reading it into a buffer.
 //

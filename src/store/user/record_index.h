@@ -2,7 +2,7 @@
 // removal included), with what this process has learnt of it since.
 //
 // Most of it is one array sorted by key, searched as the system tier
-// searches a package (docs/design.md §3, "The user tier's index"): no
+// searches a package (docs/design.md §3.7, "The user tier's index"): no
 // allocation per key, and a lookup that touches a few lines of one array
 // rather than a bucket and two list nodes scattered over the heap. Records
 // applied one at a time since the last merge (a put, a record read past

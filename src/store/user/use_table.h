@@ -1,6 +1,6 @@
 // When each entry of a user-tier database was last used: `<db>.ukdu`, a
 // table every process maps shared, so that a hit records its minute with
-// one store in memory and no system call (docs/design.md §3, "Limits and
+// one store in memory and no system call (docs/design.md §3.9, "Limits and
 // eviction"; docs/formats.md §3). It orders eviction and nothing else: a
 // table that is missing, damaged or full costs accuracy, never a binary.
 //

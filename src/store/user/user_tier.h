@@ -10,7 +10,7 @@
 // A write appends the entry under the append lock, syncs it, then appends
 // its hint record; a reader never locks. A damaged or missing hint is
 // rebuilt from the log; damaged log bytes are skipped, and cut off when
-// they end the log (a write interrupted by a kill). See docs/design.md §3-6
+// they end the log (a write interrupted by a kill). See docs/design.md §3.7-3.9 and §4-6
 // and docs/formats.md §3.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The user tier's limits: use tables, the eviction pass, compaction
-// (docs/design.md §3, "Limits and eviction").
+// (docs/design.md §3.9, "Limits and eviction").
 #include <unistd.h>
 
 #include <shared_mutex>
