@@ -52,7 +52,7 @@ Result<std::optional<CachedKernel>> ClientEntries::get(std::string_view name_spa
   if (!k) return k.status();
   auto found = lookup(*k);
   count(k->name_space,
-        {.gets = 1, .hits = found ? 1u : 0u, .bytes_served = found ? found->binary().size() : 0});
+        {.gets = 1, .hits = found ? 1u : 0u, .served = found ? found->binary().size() : 0});
   return found;
 }
 
@@ -72,10 +72,8 @@ Result<std::unique_ptr<ClientClaim::State>> ClientEntries::claim(std::string_vie
   claim->key = std::move(*k);
   const ClientKey& ck = claim->key;
   const auto answered = [&](std::optional<CachedKernel> found, bool waited) {
-    count(ck.name_space, {.gets = 1,
-                          .hits = found ? 1u : 0u,
-                          .waits = waited ? 1u : 0u,
-                          .bytes_served = found ? found->binary().size() : 0});
+    count(ck.name_space, {.gets = 1, .hits = found ? 1u : 0u, .waits = waited ? 1u : 0u,
+                          .served = found ? found->binary().size() : 0});
     claim->found = std::move(found);
     return std::move(claim);
   };
@@ -196,11 +194,11 @@ Status ClientEntries::store(const ClientKey& k, std::span<const std::uint8_t> by
   }
   p_.stats.add(Stat::kBytesStored, encoded->size());
   if (!p_.stats.shared()) p_.sharing.folder_exists();
-  count(k.name_space, {.puts = 1, .bytes_stored = encoded->size()});
+  count(k.name_space, {.puts = 1, .stored = encoded->size()});
   return Status::ok();
 }
 
-void ClientEntries::count(const std::string& name_space, const NamespaceCounts& add) {
+void ClientEntries::count(const std::string& name_space, const Counted& add) {
   std::lock_guard lock(counts_mutex_);
   NamespaceCounts& counts = counts_[name_space];
   counts.name = name_space;
@@ -208,8 +206,8 @@ void ClientEntries::count(const std::string& name_space, const NamespaceCounts& 
   counts.hits += add.hits;
   counts.puts += add.puts;
   counts.waits += add.waits;
-  counts.bytes_served += add.bytes_served;
-  counts.bytes_stored += add.bytes_stored;
+  counts.bytes_served += add.served;
+  counts.bytes_stored += add.stored;
 }
 
 // The public claim, over its state.

@@ -85,7 +85,16 @@ class ClientEntries {
   // those waiting, with the write's status.
   Status store(const ClientKey& k, std::span<const std::uint8_t> bytes,
                const EntryMetadata& metadata, std::optional<CachedKernel>* kept);
-  void count(const std::string& name_space, const NamespaceCounts& add);
+  // What one call adds to its namespace's counts.
+  struct Counted {
+    std::uint64_t gets = 0;
+    std::uint64_t hits = 0;
+    std::uint64_t waits = 0;
+    std::uint64_t served = 0;
+    std::uint64_t puts = 0;
+    std::uint64_t stored = 0;
+  };
+  void count(const std::string& name_space, const Counted& add);
 
   Parts p_;
   Flights flights_;
