@@ -7,7 +7,7 @@
 // tier (core/lock_wait.h), both bounded by KCACHE_LOCK_TIMEOUT.
 #pragma once
 
-#include <kcache/cache.h>
+#include <kcache/client.h>
 
 #include <map>
 #include <memory>

@@ -183,7 +183,9 @@ TEST_F(ClientEntriesTest, AnAbandonedClaimPassesToAWaiter) {
     auto second = cache->claim("triton", "k");
     ASSERT_TRUE(second.is_ok());
     second_held = second->held();
-    if (second_held) ASSERT_TRUE(second->finish(bytes("second's")).is_ok());
+    if (second_held) {
+      ASSERT_TRUE(second->finish(bytes("second's")).is_ok());
+    }
   });
   first->abandon();
   waiter.join();
