@@ -11,9 +11,9 @@
 #include <iostream>
 
 #include "commands.h"
-#include "human_text.h"
-#include "json_text.h"
-#include "named_files.h"
+#include "support/human_text.h"
+#include "support/json_text.h"
+#include "support/user_paths.h"
 
 namespace kcache::tool {
 namespace {

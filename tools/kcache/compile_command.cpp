@@ -10,9 +10,9 @@
 #include <iostream>
 
 #include "commands.h"
-#include "json_text.h"
-#include "named_files.h"
-#include "request_flags.h"
+#include "support/json_text.h"
+#include "support/request_flags.h"
+#include "support/user_paths.h"
 
 namespace kcache::tool {
 namespace {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "commands.h"
-#include "human_text.h"
-#include "json_text.h"
-#include "request_flags.h"
+#include "support/human_text.h"
+#include "support/json_text.h"
+#include "support/request_flags.h"
 
 namespace kcache::tool {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "commands.h"
-#include "human_text.h"
-#include "json_text.h"
+#include "support/human_text.h"
+#include "support/json_text.h"
 
 namespace kcache::tool {
 namespace {

@@ -27,17 +27,17 @@
 #include <thread>
 
 #include "commands.h"
-#include "compiler_flags.h"
 #include "env/unique_fd.h"
-#include "human_text.h"
 #include "layers/logged_compiler.h"
 #include "manifest_lines.h"
-#include "named_files.h"
 #include "pack_progress.h"
 #include "pack_report.h"
 #include "pack_tally.h"
 #include "pack_without_driver.h"
 #include "pack_workers.h"
+#include "support/compiler_flags.h"
+#include "support/human_text.h"
+#include "support/user_paths.h"
 
 namespace kcache::tool {
 namespace {

@@ -13,8 +13,8 @@
 #include <system_error>
 
 #include "commands.h"
-#include "human_text.h"
-#include "named_files.h"
+#include "support/human_text.h"
+#include "support/user_paths.h"
 
 namespace kcache::tool {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "commands.h"
-#include "json_text.h"
+#include "support/json_text.h"
 
 namespace kcache::tool {
 namespace {

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "named_files.h"
+#include "support/user_paths.h"
 
 namespace kcache::tool {
 namespace {

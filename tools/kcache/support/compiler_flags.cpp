@@ -1,4 +1,4 @@
-#include "compiler_flags.h"
+#include "support/compiler_flags.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,6 @@
-// The files a user names on the command line: read with a bound, written
-// without ever replacing (or writing through) what is not a regular file.
+// The paths a user names on the command line: files read with a bound,
+// written without ever replacing (or writing through) what is not a
+// regular file, and the folders made for them.
 //
 // Inputs (--source, each --header) must be regular files (a link to one is
 // fine: it is the user's own path) of at most kMaxInputFileBytes; a FIFO,
@@ -8,9 +9,10 @@
 //
 // Outputs (compile --output, export -o) are written to a new temporary
 // file beside them (O_CREAT | O_EXCL | O_NOFOLLOW, a random name), then
-// renamed over the path (export's package is also synced). A path that exists and is not a regular
-// file (a symbolic link, FIFO, device, socket, folder) is refused: kcache
-// neither replaces it nor writes through it.
+// renamed over the path (export's package is also synced). A path that
+// exists and is not a regular file (a symbolic link, FIFO, device,
+// socket, folder) is refused: kcache neither replaces it nor writes
+// through it.
 #pragma once
 
 #include <kcache/status.h>

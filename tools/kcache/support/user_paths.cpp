@@ -1,4 +1,4 @@
-#include "named_files.h"
+#include "support/user_paths.h"
 
 #include <kcache/package.h>
 

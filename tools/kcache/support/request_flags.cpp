@@ -1,10 +1,10 @@
-#include "request_flags.h"
+#include "support/request_flags.h"
 
 #include <filesystem>
 #include <iostream>
 
 #include "commands.h"
-#include "named_files.h"
+#include "support/user_paths.h"
 
 namespace kcache::tool {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler_flags.h"
+#include "support/compiler_flags.h"
 
 namespace kcache::tool {
 

@@ -1,4 +1,4 @@
-#include "human_text.h"
+#include "support/human_text.h"
 
 #include <unistd.h>
 
