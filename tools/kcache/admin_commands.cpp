@@ -10,7 +10,7 @@
 #include <iomanip>
 #include <iostream>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/human_text.h"
 #include "support/json_text.h"
 #include "support/user_paths.h"

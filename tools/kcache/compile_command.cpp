@@ -9,7 +9,7 @@
 #include <iomanip>
 #include <iostream>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/json_text.h"
 #include "support/request_flags.h"
 #include "support/user_paths.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/human_text.h"
 #include "support/json_text.h"
 #include "support/request_flags.h"

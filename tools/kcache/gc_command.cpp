@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/human_text.h"
 #include "support/json_text.h"
 

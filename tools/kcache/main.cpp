@@ -6,7 +6,7 @@
 #include <iostream>
 #include <map>
 
-#include "commands.h"
+#include "commands/commands.h"
 
 namespace kcache::tool {
 

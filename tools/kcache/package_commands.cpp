@@ -12,7 +12,7 @@
 #include <optional>
 #include <system_error>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/human_text.h"
 #include "support/user_paths.h"
 

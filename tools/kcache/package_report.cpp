@@ -17,7 +17,7 @@
 #include <memory>
 #include <set>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/human_text.h"
 #include "support/json_text.h"
 

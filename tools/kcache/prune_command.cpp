@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/json_text.h"
 
 namespace kcache::tool {

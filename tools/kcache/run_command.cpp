@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "layers/layer_files.h"
 #include "layers/layer_switch.h"
 

@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/user_paths.h"
 
 namespace kcache::tool {

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/human_text.h"
 #include "support/json_text.h"
 

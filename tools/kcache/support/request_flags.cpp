@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "support/user_paths.h"
 
 namespace kcache::tool {

@@ -1,4 +1,4 @@
-#include "pack_without_driver.h"
+#include "pack/nvrtc_without_driver.h"
 
 #include <dlfcn.h>
 #include <unistd.h>

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "manifest_lines.h"
-#include "pack_workers.h"
+#include "pack/recorded_lines.h"
+#include "pack/workers.h"
 
 namespace kcache::tool {
 

@@ -1,4 +1,4 @@
-#include "pack_tally.h"
+#include "pack/tally.h"
 
 #include <algorithm>
 

@@ -1,10 +1,10 @@
 // What a pack of NVRTC's lines does so that NVRTC leaves the GPU driver
-// alone (pack_without_driver.cpp says why and how).
+// alone (nvrtc_without_driver.cpp says why and how).
 #pragma once
 
 #include <vector>
 
-#include "manifest_lines.h"
+#include "pack/recorded_lines.h"
 
 namespace kcache::tool {
 

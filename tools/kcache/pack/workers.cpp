@@ -1,4 +1,4 @@
-#include "pack_workers.h"
+#include "pack/workers.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -116,7 +116,7 @@ bool spawn(const std::vector<std::string>& arguments, Worker& worker, std::strin
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  // A process group of its own (pack_workers.h).
+  // A process group of its own (workers.h).
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);

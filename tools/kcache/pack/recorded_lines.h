@@ -28,7 +28,7 @@ struct Line {
 Result<Line> parse_line(const std::string& text, std::size_t number);
 
 // A manifest's lines to pack, in order.
-struct ManifestLines {
+struct RecordedLines {
   std::vector<Line> lines;            // each kernel once, its request's target set
   std::vector<std::string> problems;  // lines that do not parse, each naming its number
   std::size_t other_backends = 0;     // lines of another backend, left out
@@ -44,7 +44,7 @@ struct ManifestLines {
 // target of that name, an AMD arch for nvrtc, is a misfit). A kernel the manifest names twice
 // (manifests joined with `cat`, or recorded for two targets and packed for
 // one: same_kernel) is kept once and its repeats counted.
-ManifestLines read_lines(std::string_view manifest, const std::string& backend,
+RecordedLines read_lines(std::string_view manifest, const std::string& backend,
                          const Target& target);
 
 // Whether two lines ask for one kernel once packed for one target: the

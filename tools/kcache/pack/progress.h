@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "manifest_lines.h"
+#include "pack/recorded_lines.h"
 
 namespace kcache::tool {
 

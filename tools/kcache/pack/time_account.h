@@ -1,25 +1,10 @@
-// What kcache pack says about a manifest's lines: those that failed, those
-// that did not parse, and those recorded in a folder that is not here.
+// The last line of kcache pack's summary: where its time went.
 #pragma once
 
-#include <cstddef>
+#include <chrono>
 #include <string>
-#include <string_view>
-#include <vector>
-
-#include "manifest_lines.h"
 
 namespace kcache::tool {
-
-// Lines that failed alike (one message: a target the compiler refuses, a
-// work folder that keeps nothing), said once at the end: the lines (the
-// first ten), the reason, then the compiler's log indented below it, its
-// first 30 lines.
-void report_failed(const std::vector<std::size_t>& lines, std::string_view failure);
-
-// The lines that did not parse, the first 20 of them (a file that is not
-// a manifest would print one per line).
-void report_skipped(const std::vector<std::string>& problems);
 
 // Where a pack's time went, in seconds: the phases of its wall time, and
 // the jobs' time by what it went to (PackTally).
@@ -40,8 +25,9 @@ struct PackTimes {
 // lines found to repeat a kernel (keyed, and waiting for its compile) were.
 std::string time_account(const PackTimes& times);
 
-// Lines recorded in a folder that is not here (packed on another machine)
-// are compiled from the pack's own: said once per folder, the first few.
-void note_folders_not_here(const std::vector<Line>& lines);
+// Seconds since `from`.
+inline double seconds_since(std::chrono::steady_clock::time_point from) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+}
 
 }  // namespace kcache::tool

@@ -1,4 +1,4 @@
-#include "manifest_lines.h"
+#include "pack/recorded_lines.h"
 
 #include <nlohmann/json.hpp>
 
@@ -72,9 +72,9 @@ std::size_t kernel_hash(const Line& line) {
   return hash;
 }
 
-ManifestLines read_lines(std::string_view manifest, const std::string& backend,
+RecordedLines read_lines(std::string_view manifest, const std::string& backend,
                          const Target& target) {
-  ManifestLines out;
+  RecordedLines out;
   std::unordered_multimap<std::size_t, std::size_t> lines_by_hash;  // kernel_hash -> index
   std::size_t number = 0;
   for (std::string_view rest = manifest; !rest.empty();) {
