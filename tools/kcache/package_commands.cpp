@@ -66,15 +66,13 @@ int install_one(const std::string& path, const std::string& folder, const std::s
     return report_failure(path + ": " + refusal + "; not installed");
   }
   const std::string db = db_of(*info);
+  const std::string target = system_package_path(folder, db, drop_in);
   // Folders that others cannot write and a file they can read, whatever
   // the umask: the system tier refuses a package others could have written.
-  const std::filesystem::path into =
-      drop_in.empty() ? std::filesystem::path(folder)
-                      : std::filesystem::path(folder) / (db + std::string(kDropInFolderSuffix));
-  if (Status s = make_folders(into.string(), 0755); !s.is_ok()) return report_failure(s.message());
+  const std::string into = std::filesystem::path(target).parent_path().string();
+  if (Status s = make_folders(into, 0755); !s.is_ok()) return report_failure(s.message());
   auto bytes = read_input_file(path, path, std::uint64_t(1) << 40);
   if (!bytes) return report_failure(bytes.status().message());
-  const std::string target = (into / ((drop_in.empty() ? db : drop_in) + ".kdb")).string();
   remove_abandoned_outputs(target);  // an install killed midway left its copy
   std::error_code error;
   const bool replacing = std::filesystem::exists(target, error);
@@ -104,14 +102,11 @@ int install_one(const std::string& path, const std::string& folder, const std::s
   warn_if_others_could_write(*info, trusted_keys);
   if (!drop_in.empty()) {
     // In place, but past the drop-ins the tier uses: not what was asked.
-    std::error_code listing;
-    const std::vector<std::string> names = drop_in_files(into.string(), listing);
-    const auto at = std::find(names.begin(), names.end(), drop_in + ".kdb");
-    if (!listing && at != names.end() &&
-        static_cast<std::size_t>(at - names.begin()) >= kMostDropIns) {
-      return report_failure("the system tier will not use " + target + ": " +
-                            drop_in_not_used_reason(db) +
-                            "; remove a drop-in before it, or give it a name earlier in order");
+    for (const SystemFolderItem& item : describe_system_folder(folder, trusted_keys).items) {
+      if (item.path == target && !item.opened) {
+        return report_failure("the system tier will not use " + target + ": " + item.why_not_used +
+                              "; remove a drop-in before it, or give it a name earlier in order");
+      }
     }
   }
   // In place, but refused where it lies (ssh's StrictModes): not what was

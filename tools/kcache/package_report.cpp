@@ -5,7 +5,6 @@
 #include <kcache/package.h>
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -112,76 +111,21 @@ std::string trusted_text(const PackageInfo& info, bool keys_set) {
   return text;
 }
 
-// The database a package file is found as, named as the system folder
-// has it ("<db>.kdb", or "<db>.kdb.d/<name>.kdb", a drop-in): <db>.
-std::string file_db(const std::string& path) {
+// The database the package at `path` is found as in the system folder
+// `described` lists (by its name there); empty when it does not lie there.
+std::string found_as(const std::string& path, const SystemFolder& described) {
   const std::filesystem::path file(path);
-  if (const std::string folder = file.parent_path().filename().string();
-      folder.size() > kDropInFolderSuffix.size() && folder.ends_with(kDropInFolderSuffix)) {
-    return folder.substr(0, folder.size() - kDropInFolderSuffix.size());
-  }
-  std::string name = file.filename().string();
-  return name.ends_with(".kdb") ? name.substr(0, name.size() - 4) : name;
-}
-
-// Whether `path` lies in `folder` itself, or in a drop-in folder of it
-// (links followed).
-bool in_folder(const std::string& path, const std::string& folder) {
-  if (folder.empty()) return false;
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::filesystem::path parent = file.parent_path();
   if (parent.empty()) parent = ".";
-  std::error_code error;
-  if (std::filesystem::equivalent(parent, folder, error)) return true;
-  return parent.filename().string().ends_with(kDropInFolderSuffix) &&
-         std::filesystem::equivalent(parent.parent_path(), folder, error);
-}
-
-// The packages in the system folder, as paths relative to it, in the
-// order the system tier asks them for one database: "<db>.kdb", then
-// "<db>.kdb.d/<name>.kdb" in name order. `error` is set when the folder
-// cannot be listed.
-// A drop-in folder whose packages cannot be listed is named itself
-// ("<db>.kdb.d"), with why in `folder_problems`.
-std::vector<std::string> installed_package_names(
-    const std::string& folder, std::error_code& error,
-    std::map<std::string, std::string>& folder_problems) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".kdb") names.push_back(name);
-    if (!name.ends_with(kDropInFolderSuffix) || name.size() == kDropInFolderSuffix.size()) continue;
-    std::error_code inner;
-    if (!std::filesystem::is_directory(entry.path(), inner)) {
-      names.push_back(name);
-      folder_problems[name] = "a drop-in folder that is not a folder; its packages are not used";
-      continue;
-    }
-    auto listed = list_drop_in_folder(entry.path().string());
-    if (!listed) {
-      names.push_back(name);
-      folder_problems[name] = "a drop-in folder that cannot be read (" + listed.status().message() +
-                              "); its packages are not used";
-      continue;
-    }
-    const std::vector<std::string>& files = listed->packages;
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      names.push_back(name + "/" + files[i]);
-      if (i >= kMostDropIns) {
-        folder_problems[names.back()] =
-            drop_in_not_used_reason(name.substr(0, name.size() - kDropInFolderSuffix.size()));
-      }
-    }
-    for (const auto& [file, why] : listed->not_packages) {
-      names.push_back(name + "/" + file);
-      folder_problems[names.back()] = why;
+  for (const SystemFolderItem& item : described.items) {
+    const std::filesystem::path listed(item.path);
+    std::error_code error;
+    if (listed.filename() == file.filename() &&
+        std::filesystem::equivalent(listed.parent_path(), parent, error)) {
+      return item.db;
     }
   }
-  // By database, each database's own package ("x.kdb", a prefix of its
-  // drop-ins' names) first.
-  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    return std::pair(file_db(a), a) < std::pair(file_db(b), b);
-  });
-  return names;
+  return {};
 }
 
 // The target features its kernels were compiled for (the db names the
@@ -287,14 +231,11 @@ std::string why_not_these_gpus(const std::string& db, std::vector<std::string>& 
   return "it is for " + db + ", and this machine's CUDA devices are " + names;
 }
 
-// Whether an installed package applies here: the system tier would trust
-// it, and each backend it was packed for finds its toolchain here (and, for
-// OpenCL, the device its database names). Empty when it applies.
+// Why a package the system tier uses does not apply to this machine: a
+// backend it was packed for finds its toolchain here, and its target is
+// not one this toolchain (or, for OpenCL and CUDA, this machine's device)
+// takes. Empty when it applies; `note` says what could not be checked.
 std::string why_not_here(const PackageInfo& info, const std::string& db, std::string* note) {
-  if (!info.refusal.empty()) return info.refusal;
-  if (std::string unfit = package_unfit_reason(info, db, CompilerIdentity{}); !unfit.empty()) {
-    return unfit;
-  }
   std::set<std::string> backends;
   for (const auto& [name, value] : info.metadata) {
     if (name == "compiler") backends.insert(value.substr(0, value.find(" | ")));
@@ -338,68 +279,40 @@ std::string why_not_here(const PackageInfo& info, const std::string& db, std::st
 
 }  // namespace
 
-std::vector<std::string> drop_in_files(const std::string& folder, std::error_code& error) {
-  auto listed = list_drop_in_folder(folder);
-  if (!listed) {
-    error = std::make_error_code(listed.status().code() == StatusCode::kNotFound
-                                     ? std::errc::no_such_file_or_directory
-                                     : std::errc::io_error);
-    return {};
-  }
-  return std::move(listed->packages);
-}
-
 std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out) {
-  std::error_code error;
-  std::map<std::string, std::string> folder_problems;
-  const std::vector<std::string> names = installed_package_names(folder, error, folder_problems);
-  // Why none can be listed, when the folder itself is the reason.
-  std::string problem;
-  std::error_code kind_error;
-  if (!std::filesystem::exists(folder, kind_error)) {
-    problem = "no such folder";
-  } else if (!std::filesystem::is_directory(folder, kind_error)) {
-    problem = "not a folder";
-  } else if (error) {
-    // Listing needs read permission, finding a package by name only
-    // search (0711): the system tier may still serve what is in it.
-    problem = "cannot list it: " + error.message() +
-              (::access(folder.c_str(), X_OK) == 0
-                   ? "; a package in it is still found by its name, but none can be shown here"
-                   : "");
-  }
   const std::vector<std::string> keys = *keys_to_check({});
+  const SystemFolder described = describe_system_folder(folder, keys);
+  const std::string& problem = described.problem;
   if (!json)
     std::cout << "\nsystem packages (" << shown(folder) << ")"
-              << (!names.empty()    ? ":"
-                  : problem.empty() ? ": none"
-                                    : ": none (" + problem + ")")
+              << (!described.items.empty() ? ":"
+                  : problem.empty()        ? ": none"
+                                           : ": none (" + problem + ")")
               << "\n";
-  for (const auto& name : names) {
-    const std::string path = folder + "/" + name;
-    if (auto bad = folder_problems.find(name); bad != folder_problems.end()) {
-      const std::string db = name.ends_with(kDropInFolderSuffix)
-                                 ? name.substr(0, name.size() - kDropInFolderSuffix.size())
-                                 : file_db(name);
+  for (const SystemFolderItem& item : described.items) {
+    // Ruled out by its place alone: not read.
+    if (!item.opened) {
       if (json) {
-        out->push_back({{"path", path},
-                        {"db", db},
+        out->push_back({{"path", item.path},
+                        {"db", item.db},
                         {"applies", false},
-                        {"why_not", bad->second},
+                        {"why_not", item.why_not_used},
                         {"note", ""},
                         {"checked", true}});
       } else {
-        std::cout << "  " << shown(name) << ": does not apply: " << shown(bad->second) << "\n";
+        std::cout << "  " << shown(item.name) << ": does not apply: " << shown(item.why_not_used)
+                  << "\n";
       }
       continue;
     }
-    const std::string db = file_db(name);
-    auto info = read_package_info(path, /*check_entries=*/false, keys);
+    auto info = read_package_info(item.path, /*check_entries=*/false, keys);
     std::string note;
-    const std::string why = info ? why_not_here(*info, db, &note) : info.status().message();
+    const std::string why = !item.used() ? item.why_not_used
+                            : info       ? why_not_here(*info, item.db, &note)
+                                         : info.status().message();
     if (json) {
-      nlohmann::json one = info ? package_json(*info) : nlohmann::json{{"path", path}};
-      one["db"] = db;
+      nlohmann::json one = info ? package_json(*info) : nlohmann::json{{"path", item.path}};
+      one["db"] = item.db;
       one["applies"] = why.empty();
       one["why_not"] = why;
       one["note"] = note;
@@ -411,7 +324,7 @@ std::string report_installed_packages(const std::string& folder, bool json, nloh
     const std::string verdict = !why.empty()   ? "does not apply: " + why
                                 : note.empty() ? "applies to this machine"
                                                : "may apply: " + note;
-    std::cout << "  " << shown(name) << ": "
+    std::cout << "  " << shown(item.name) << ": "
               << (info ? counted(info->kernels, "kernel") + ", " : "") << shown(verdict) << "\n";
   }
   return problem;
@@ -466,7 +379,11 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
                         const std::vector<std::string>& trusted_keys) {
   auto keys = keys_to_check(trusted_keys);
   if (!keys) return 1;  // a key file that cannot be used, as an unreadable input
+  // Where a package lies in the system folder, its name there is its
+  // database (install names it).
   const std::string system_folder = resolve_config(CacheOptions{}).system_db_path;
+  const SystemFolder installed =
+      system_folder.empty() ? SystemFolder{} : describe_system_folder(system_folder);
   int status = 0;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& path : packages) {
@@ -495,7 +412,8 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
       }
       // Another key or entry format: no kcache of this one uses it. Its
       // name is its own only in the system folder (install names it).
-      const std::string db = in_folder(path, system_folder) ? file_db(path) : db_of(*info);
+      std::string db = found_as(path, installed);
+      if (db.empty()) db = db_of(*info);
       if (std::string unfit = package_unfit_reason(*info, db, CompilerIdentity{}); !unfit.empty()) {
         problems.push_back("the system tier would not use it: " + unfit);
       }

@@ -11,7 +11,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <system_error>
 #include <vector>
 
 namespace kcache {
@@ -66,13 +65,6 @@ int find_entry(Cache& cache, const std::string& prefix, const std::string& db, E
 // none (package_report.cpp).
 std::string db_of(const PackageInfo& info);
 
-// The drop-in packages in `folder` (a "<db>.kdb.d"), as the system tier
-// lists them (list_drop_in_folder: regular files only), in the byte order
-// of their names, the order it asks them in (it uses the first
-// kMostDropIns); `error` set when the folder cannot be listed
-// (package_report.cpp).
-std::vector<std::string> drop_in_files(const std::string& folder, std::error_code& error);
-
 // kcache info PKG... and kcache verify PKG... (package_report.cpp).
 int run_package_info(bool json, const std::vector<std::string>& packages);
 int run_verify_packages(bool json, const std::vector<std::string>& packages,
@@ -80,7 +72,7 @@ int run_verify_packages(bool json, const std::vector<std::string>& packages,
 // The .kdb files in `folder` (kcache info): each with its kernels and
 // whether it applies to this machine, or why not; printed, or added to
 // `out` with `json`. Returns why the folder lists none when it is the
-// reason ("no such folder", "not a folder", "cannot read it: ..."), else "".
+// reason (SystemFolder::problem), else "".
 std::string report_installed_packages(const std::string& folder, bool json, nlohmann::json* out);
 
 // The command line this process was started with (argv), for kcache pack
