@@ -22,11 +22,13 @@
 #include "pack/workers.h"
 #include "pack/write_package.h"
 #include "support/compiler_flags.h"
+#include "support/option_checks.h"
 
 namespace kcache::tool {
 namespace {
 
 int run_pack(PackOptions options) {
+  options.command_line = tool_arguments();
   if (options.is_worker()) end_with_parent(options.worker_of);
   PackPlan plan;
   if (int status = plan_pack(options, plan); status != 0) return status;

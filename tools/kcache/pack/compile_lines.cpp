@@ -16,7 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include "commands/commands.h"
 #include "pack/line_compilers.h"
 #include "pack/line_report.h"
 #include "pack/progress.h"
@@ -162,7 +161,7 @@ unsigned job_count(unsigned asked_for, std::size_t lines) {
 // The command line a job runs: this one, as a worker of this process,
 // told which backends' lines are left out.
 std::vector<std::string> worker_arguments(const PackOptions& options) {
-  std::vector<std::string> arguments = tool_arguments();
+  std::vector<std::string> arguments = options.command_line;
   arguments.push_back("--worker-of");
   arguments.push_back(std::to_string(::getpid()));
   for (const auto& backend : options.leave_out) {

@@ -28,6 +28,8 @@ struct PackOptions {
   // Backends whose runtime takes no such target: their lines are left out
   // (the pack finds them; its workers are told).
   std::vector<std::string> leave_out;
+  // This process's command line (argv), which its workers run again.
+  std::vector<std::string> command_line;
 
   bool is_worker() const { return worker_of > 0; }
 };

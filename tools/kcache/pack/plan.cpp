@@ -9,10 +9,11 @@
 #include <system_error>
 #include <utility>
 
-#include "commands/commands.h"
 #include "pack/line_report.h"
 #include "pack/nvrtc_without_driver.h"
+#include "support/failure_report.h"
 #include "support/human_text.h"
+#include "support/option_checks.h"
 #include "support/user_paths.h"
 
 namespace kcache::tool {

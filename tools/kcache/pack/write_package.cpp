@@ -9,9 +9,9 @@
 #include <system_error>
 #include <utility>
 
-#include "commands/commands.h"
 #include "pack/line_report.h"
 #include "pack/time_account.h"
+#include "support/failure_report.h"
 #include "support/human_text.h"
 
 namespace kcache::tool {

@@ -10,6 +10,19 @@
 
 namespace kcache::tool {
 
+std::string human_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << value << " " << units[unit];
+  return out.str();
+}
+
 std::string counted(std::uint64_t n, std::string_view noun) {
   return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }

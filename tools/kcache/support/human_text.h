@@ -19,6 +19,8 @@ std::string failing_entries(std::uint64_t bad, std::uint64_t total);
 // How many of them are not the entries it was signed with: "its one entry
 // is not as signed", "19 of its 40 entries are not as signed".
 std::string not_as_signed_text(std::uint64_t bad, std::uint64_t total);
+// "812.0 MiB": bytes in binary units, one decimal.
+std::string human_bytes(std::uint64_t bytes);
 // "45s", "12m", "3h", "5d", "7w": the largest unit, whole.
 std::string human_age(std::int64_t seconds);
 // `text` for a terminal: its control characters written as \xNN, so a

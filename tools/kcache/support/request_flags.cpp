@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "commands/commands.h"
+#include "support/failure_report.h"
 #include "support/user_paths.h"
 
 namespace kcache::tool {

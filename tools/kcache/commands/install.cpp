@@ -1,6 +1,6 @@
-// kcache install and kcache import: a package into the system folder, or
-// its entries into the user cache.
-#include <kcache/cache.h>
+// kcache install: packages put where the system tier finds them, as
+// <db>.kdb or as a drop-in beside other libraries' packages; checked
+// whole, then renamed in.
 #include <kcache/options.h>
 #include <kcache/package.h>
 
@@ -9,28 +9,21 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include "commands/commands.h"
+#include "support/failure_report.h"
 #include "support/human_text.h"
+#include "support/package_fields.h"
+#include "support/package_warnings.h"
 #include "support/user_paths.h"
 
 namespace kcache::tool {
 namespace {
-
-// A package others could have written is installed or imported as asked
-// (the user named it), but said: the copy is the user's (or root's) now,
-// and the system tier would have refused the file where it lay. Under
-// trusted keys the signature vouches for it instead.
-void warn_if_others_could_write(const PackageInfo& info,
-                                const std::vector<std::string>& trusted_keys) {
-  if (info.untrusted.empty() || !trusted_keys.empty()) return;
-  std::cerr << "kcache: warning: " << info.path << ": another user could have written it ("
-            << info.untrusted
-            << "), and its copy is yours now: make sure it is the package you meant (sign "
-               "packages and set KCACHE_TRUSTED_KEYS to have kcache check)\n";
-}
 
 // Why the system tier would refuse the package `info` describes whatever
 // folder it lay in (empty when it would not): entries that fail their
@@ -61,7 +54,8 @@ std::string install_refusal(const PackageInfo& info, const std::vector<std::stri
 int install_one(const std::string& path, const std::string& folder, const std::string& drop_in,
                 const std::vector<std::string>& trusted_keys) {
   auto info = read_package_info(path, /*check_entries=*/true, trusted_keys);
-  if (!info) return report_failure(about(path, info.status().message()) + "; not installed");
+  if (!info)
+    return report_failure(with_path_named(path, info.status().message()) + "; not installed");
   if (std::string refusal = install_refusal(*info, trusted_keys); !refusal.empty()) {
     return report_failure(path + ": " + refusal + "; not installed");
   }
@@ -189,112 +183,7 @@ int run_install(const std::vector<std::string>& packages, const std::optional<st
   return status;
 }
 
-// Says that `bad` damaged entries of `packages` (their paths, one text)
-// were left out; returns 1.
-int report_left_out(const std::string& packages, std::uint64_t bad) {
-  const bool one = bad == 1;
-  return report_failure(
-      packages + ": " + std::to_string(bad) +
-      (one ? " entry fails its checks and was" : " entries fail their checks and were") +
-      " left out ('kcache verify " + packages + "' says which)");
-}
-
-int run_import(const std::vector<std::string>& packages) {
-  auto cache = Cache::open();
-  if (!cache) return report_failure(cache.status().message());
-  int status = 0;
-  for (const auto& path : packages) {
-    std::uint64_t bad = 0;
-    auto count = (*cache)->import_package(path, &bad);
-    if (!count) {
-      status = report_failure(about(path, count.status().message()));
-      continue;
-    }
-    auto info = read_package_info(path);
-    // What it held that the user cache had already (not stored again).
-    const std::uint64_t held =
-        info && info->kernels > *count + bad ? info->kernels - *count - bad : 0;
-    std::cout << "imported " << counted(*count, "entry", "entries") << " of " << path << " into "
-              << (*cache)->config().user_dir
-              << (held > 0 ? " (" + std::to_string(held) + " already there)" : "") << "\n";
-    if (info) warn_if_others_could_write(*info, (*cache)->config().trusted_keys);
-    if (bad > 0) status = std::max(status, report_left_out(path, bad));
-  }
-  return status;
-}
-
-int run_merge(const std::vector<std::string>& packages, const std::string& output,
-              const std::string& sign) {
-  // Written over one of its own inputs, the package would lose that
-  // input's signature (the merge is a new package) with nothing said.
-  for (const auto& path : packages) {
-    if (same_file(output, path)) {
-      std::cerr << "kcache: --output " << output << " is one of the packages merged (" << path
-                << "); name another file for the merged package\n";
-      return 2;
-    }
-  }
-  if (Status s = check_package_output(output, "--output " + output); !s.is_ok()) {
-    return report_failure(s.message());
-  }
-  if (!sign.empty()) {
-    if (int bad = check_key_option("--sign", sign); bad != 0) return bad;
-  }
-  // Its folder is made, as pack makes its package's.
-  if (const auto folder = std::filesystem::path(output).parent_path(); !folder.empty()) {
-    if (Status s = make_folders(folder.string(), 0755); !s.is_ok()) {
-      return report_failure("--output: " + s.message());
-    }
-  }
-  auto report = merge_packages_reporting(packages, output, sign);
-  if (!report) return report_failure(report.status().message() + "; nothing written");
-  std::cout << "merged " << counted(packages.size(), "package") << " into " << output << " ("
-            << counted(report->entries, "kernel") << ")\n";
-  // A merge is a new package: the inputs' signatures do not carry over.
-  if (sign.empty()) {
-    for (const auto& path : packages) {
-      if (auto info = read_package_info(path); info && !info->signer.empty()) {
-        std::cerr << "kcache: note: " << path << " was signed (key " << info->signer << "); "
-                  << output << " is not: sign it (kcache sign, or merge --sign) for systems "
-                  << "that trust only signed packages (KCACHE_TRUSTED_KEYS)\n";
-        break;
-      }
-    }
-  }
-  if (report->differing > 0) {
-    std::cerr << "kcache: note: " << counted(report->differing, "kernel")
-              << (report->differing == 1 ? " has" : " have")
-              << " another binary in a later package than in the first that holds it (the first "
-                 "kept; the compiler's output differs from run to run, or a package was "
-                 "altered): "
-              << report->first_differing
-              << (report->differing > 1 ? " and " + std::to_string(report->differing - 1) + " more"
-                                        : "")
-              << "\n";
-  }
-  const std::uint64_t bad = report->left_out;
-  if (bad == 0) return 0;
-  std::string inputs;
-  for (const auto& path : packages) inputs += (inputs.empty() ? "" : " ") + path;
-  return report_left_out(inputs, bad);
-}
-
 }  // namespace
-
-Runner add_merge_command(CLI::App& app) {
-  auto packages = std::make_shared<std::vector<std::string>>();
-  auto output = std::make_shared<std::string>();
-  auto sign = std::make_shared<std::string>();
-  CLI::App* cmd =
-      app.add_subcommand("merge", "Join packages of one database into one (each kernel once)");
-  cmd->add_option("packages", *packages, "Packages (.kdb) to join")->required();
-  cmd->add_option("--output,-o", *output, "The package to write")
-      ->required()
-      ->check(names_a_path());
-  cmd->add_option("--sign", *sign, "Sign the package with this private key (kcache keygen)")
-      ->check(names_a_path());
-  return [packages, output, sign] { return run_merge(*packages, *output, *sign); };
-}
 
 Runner add_install_command(CLI::App& app) {
   auto packages = std::make_shared<std::vector<std::string>>();
@@ -309,13 +198,6 @@ Runner add_install_command(CLI::App& app) {
                   "Install as the drop-in <db>.kdb.d/<name>.kdb, beside other libraries' "
                   "packages for the same target, not as <db>.kdb");
   return [packages, prefix, name] { return run_install(*packages, *prefix, *name); };
-}
-
-Runner add_import_command(CLI::App& app) {
-  auto packages = std::make_shared<std::vector<std::string>>();
-  CLI::App* cmd = app.add_subcommand("import", "Copy the entries of packages into the user cache");
-  cmd->add_option("packages", *packages, "Packages (.kdb) to import")->required();
-  return [packages] { return run_import(*packages); };
 }
 
 }  // namespace kcache::tool

@@ -1,29 +1,19 @@
-// kcache keygen and kcache sign: the keys packages are signed with
-// (`pack --sign` and `merge --sign` sign as they write).
+// kcache sign: packages signed in place with a private key (kcache
+// keygen).
 #include <kcache/package.h>
 
 #include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "commands/commands.h"
+#include "support/failure_report.h"
+#include "support/option_checks.h"
 #include "support/user_paths.h"
 
 namespace kcache::tool {
 namespace {
-
-int run_keygen(const std::string& output, bool force) {
-  if (output.empty()) {
-    std::cerr << "kcache: --output is empty; name the private key's file\n";
-    return 2;
-  }
-  auto id = generate_signing_key(output, force);
-  if (!id) return report_failure(id.status().message());
-  std::cout << "wrote the private key " << output
-            << " (keep it secret; mode 0600) and the public key " << output << ".pub (key " << *id
-            << ")\n"
-            << "sign with 'kcache pack ... --sign " << output
-            << "'; trust with KCACHE_TRUSTED_KEYS=" << output << ".pub\n";
-  return 0;
-}
 
 int run_sign(const std::vector<std::string>& packages, const std::string& key) {
   if (int bad = check_key_option("--key", key); bad != 0) return bad;
@@ -37,7 +27,7 @@ int run_sign(const std::vector<std::string>& packages, const std::string& key) {
     }
     auto id = sign_package(path, key);
     if (!id) {
-      status = report_failure(about(path, id.status().message()));
+      status = report_failure(with_path_named(path, id.status().message()));
       continue;
     }
     std::cout << "signed " << path << " with key " << *id << "\n";
@@ -46,17 +36,6 @@ int run_sign(const std::vector<std::string>& packages, const std::string& key) {
 }
 
 }  // namespace
-
-Runner add_keygen_command(CLI::App& app) {
-  auto output = std::make_shared<std::string>();
-  auto force = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand(
-      "keygen", "Make an Ed25519 key pair to sign packages with: KEY (private) and KEY.pub");
-  cmd->add_option("--output,-o", *output, "The private key file; the public key is <it>.pub")
-      ->required();
-  cmd->add_flag("--force", *force, "Replace key files that exist");
-  return [output, force] { return run_keygen(*output, *force); };
-}
 
 Runner add_sign_command(CLI::App& app) {
   auto packages = std::make_shared<std::vector<std::string>>();

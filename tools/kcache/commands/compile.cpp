@@ -10,7 +10,9 @@
 #include <iostream>
 
 #include "commands/commands.h"
+#include "support/failure_report.h"
 #include "support/json_text.h"
+#include "support/option_checks.h"
 #include "support/request_flags.h"
 #include "support/user_paths.h"
 

@@ -20,6 +20,7 @@
 #include "commands/commands.h"
 #include "layers/layer_files.h"
 #include "layers/layer_switch.h"
+#include "support/failure_report.h"
 
 namespace kcache::tool {
 namespace {

@@ -8,7 +8,10 @@
 #include <string>
 
 #include "commands/commands.h"
+#include "support/failure_report.h"
+#include "support/human_text.h"
 #include "support/json_text.h"
+#include "support/user_cache.h"
 
 namespace kcache::tool {
 namespace {

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "commands/commands.h"
+#include "support/failure_report.h"
 #include "support/human_text.h"
 #include "support/json_text.h"
 #include "support/request_flags.h"
+#include "support/user_cache.h"
 
 namespace kcache::tool {
 namespace {
