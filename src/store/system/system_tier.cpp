@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include "env/coarse_clock.h"
 #include "env/trusted_path.h"
