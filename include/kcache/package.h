@@ -25,39 +25,55 @@ KCACHE_EXPORT bool valid_db_name(std::string_view name);
 // does: for a tool that must not replace a file that is not one.
 KCACHE_EXPORT bool starts_as_package(std::span<const std::uint8_t> head);
 
-// A database's drop-in packages (other libraries' packages for its target)
-// lie in the folder "<db>.kdb.d" beside "<db>.kdb" in the system folder.
-inline constexpr std::string_view kDropInFolderSuffix = ".kdb.d";
-// At most this many drop-ins a database are used, the first in the byte
-// order of their names (each is held open: a bound on a program's file
-// descriptors); the others are said and passed over.
-inline constexpr std::size_t kMostDropIns = 64;
-// Why a drop-in of `db` past those is not used, in the words of the
-// system tier's warning, `kcache verify`, `info` and `install`.
-inline std::string drop_in_not_used_reason(std::string_view db) {
-  return "the system tier uses the first " + std::to_string(kMostDropIns) + " drop-ins of " +
-         std::string(db) + " in name order, and this one comes after them";
-}
-// Whether `file_name`, in a drop-in folder, is named as a package: "*.kdb",
-// not hidden (".x.kdb" is an install's temporary).
-inline bool is_drop_in_package(std::string_view file_name) {
-  return file_name.size() > 4 && file_name.ends_with(".kdb") && !file_name.starts_with('.');
-}
-// A drop-in folder as the system tier reads it, for every tool that says
-// what it holds. A drop-in package is a regular file named as one (is_drop_
-// in_package), looked at itself, never through a link: only those take one
-// of the kMostDropIns places. Anything else so named (a folder, a FIFO or
-// device, a symbolic link) is never opened and takes no place; it is listed
-// apart, with why, so that it is said rather than passed over.
-struct KCACHE_EXPORT DropInListing {
-  std::vector<std::string> packages{};  // file names, in byte order
-  // Each other thing named as a package, and why it is not one ("a folder,
-  // not a package file"), in byte order of their names.
-  std::vector<std::pair<std::string, std::string>> not_packages{};
+// The system folder (KCACHE_SYSTEM_DB_PATH) as the system tier reads it,
+// for tools that show or fill it. A database's package is "<db>.kdb";
+// other libraries' packages for its target are its drop-ins,
+// "<db>.kdb.d/<name>.kdb", regular files of which the tier uses the first
+// 64 in the byte order of their names.
+
+// Where the system tier looks for the package of database `db` in
+// `folder`: "<folder>/<db>.kdb", or with `drop_in` the drop-in
+// "<folder>/<db>.kdb.d/<drop_in>.kdb".
+KCACHE_EXPORT std::string system_package_path(const std::string& folder, const std::string& db,
+                                              const std::string& drop_in = {});
+
+// A name in the system folder where the tier looks for packages, and
+// whether it uses what is there.
+struct KCACHE_EXPORT SystemFolderItem {
+  // Relative to the folder: "<db>.kdb", "<db>.kdb.d/<file>", or the
+  // drop-in folder "<db>.kdb.d" itself when its packages cannot be listed.
+  std::string name{};
+  std::string path{};  // the folder's path and `name`
+  std::string db{};    // the database it is found as (by its name)
+  // Whether the tier opens it: a "<db>.kdb", or a drop-in package among
+  // the first 64. False when its place alone rules it out: not a regular
+  // file, a drop-in past those, a drop-in folder that cannot be listed.
+  bool opened = false;
+  // Why the tier does not serve from it: its place; or, opened, that it
+  // cannot be read, is refused (as PackageInfo::refusal says, under the
+  // trusted keys given), or was packed for another database or with
+  // another key or entry format (package_unfit_reason with no compiler).
+  // Empty when it is used: whether it fits a compiler is asked at each
+  // request.
+  std::string why_not_used{};
+  [[nodiscard]] bool used() const { return why_not_used.empty(); }
 };
-// kNotFound when `folder` is not there (or not a folder); another error
-// when it cannot be listed.
-KCACHE_EXPORT Result<DropInListing> list_drop_in_folder(const std::string& folder);
+struct KCACHE_EXPORT SystemFolder {
+  // By database, each database's own package first, then its drop-ins
+  // and what is named as one, in name order.
+  std::vector<SystemFolderItem> items{};
+  // Why the folder lists none, when the folder itself is the reason: "no
+  // such folder", "not a folder", "cannot list it: <why>" (and, when it
+  // can be searched, that the tier still finds a package in it by its
+  // name); empty otherwise.
+  std::string problem{};
+};
+// What is in the system folder `folder`, each package opened and judged
+// as the system tier would: `trusted_keys` as KCACHE_TRUSTED_KEYS names
+// them (.pub files or folders of them); with none, a package is trusted
+// for its file's owner and mode. Nothing is written.
+KCACHE_EXPORT SystemFolder describe_system_folder(
+    const std::string& folder, const std::vector<std::string>& trusted_keys = {});
 
 // What a package (.kdb) says of itself, for `kcache info PKG`: its format,
 // kernel count and metadata ("db", "created" (Unix seconds), "producer",

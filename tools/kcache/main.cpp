@@ -1,12 +1,12 @@
 // kcache: the command-line tool over the public kcache API.
 #include <kcache/compiler.h>
-#include <kcache/package.h>
 #include <kcache/version.h>
 
 #include <iostream>
 #include <map>
 
-#include "commands.h"
+#include "commands/commands.h"
+#include "support/failure_report.h"
 
 namespace kcache::tool {
 
@@ -15,34 +15,6 @@ std::vector<std::string> arguments;
 }  // namespace
 
 const std::vector<std::string>& tool_arguments() { return arguments; }
-
-int report_failure(const std::string& text) {
-  std::cerr << "kcache: " << text << "\n";
-  return 1;
-}
-
-std::string about(const std::string& path, const std::string& message) {
-  // The path as a word of its own: "cannot open <path>: ...", not "a"
-  // within "cannot".
-  const auto apart = [](char c) { return c == ' ' || c == ':' || c == '(' || c == ')'; };
-  for (std::size_t at = message.find(path); at != std::string::npos;
-       at = message.find(path, at + 1)) {
-    const std::size_t end = at + path.size();
-    if ((at == 0 || apart(message[at - 1])) && (end == message.size() || apart(message[end]))) {
-      return message;
-    }
-  }
-  return path + ": " + message;
-}
-
-int check_key_option(const std::string& option, const std::string& key_path) {
-  auto id = kcache::check_signing_key(key_path);
-  if (id) return 0;
-  // A key file that is missing or not a usable key is an input that cannot
-  // be used, as an unreadable source is: 1, not a usage error.
-  std::cerr << "kcache: " << option << ": " << id.status().message() << "\n";
-  return 1;
-}
 
 }  // namespace kcache::tool
 

@@ -1,19 +1,16 @@
 #include "store/system/system_tier.h"
 
-#include <kcache/package.h>  // the drop-in folder's name and its packages'
-
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include "env/coarse_clock.h"
 #include "env/trusted_path.h"
 #include "format/kdb_file.h"
-#include "store/system/drop_in_listing.h"
 #include "store/system/package_fit.h"
+#include "store/system/system_folder.h"
 #include "store/system/trusted_keys.h"
 
 namespace kcache {
@@ -104,46 +101,32 @@ class SystemTier final : public Tier {
   }
 
   Result<std::vector<std::string>> databases() const override {
-    auto entries = env_.list_dir(folder_);
-    if (!entries) {
-      if (entries.status().code() == StatusCode::kNotFound) return std::vector<std::string>();
-      return entries.status();
-    }
-    std::set<std::string> names;
-    for (const auto& e : *entries) {
-      // A folder named *.kdb too (verify reports it), and a database that
-      // has drop-ins alone.
-      for (std::string_view suffix : {std::string_view(".kdb"), kDropInFolderSuffix}) {
-        if (e.name.size() > suffix.size() && e.name.ends_with(suffix)) {
-          names.insert(e.name.substr(0, e.name.size() - suffix.size()));
-        }
-      }
-    }
-    return std::vector<std::string>(names.begin(), names.end());
+    return list_system_databases(folder_, env_);
   }
 
   Status verify(bool /*repair*/, VerifyReport& report) override {
     auto names = databases();
     if (!names) return names.status();
     for (const auto& db : *names) {
-      const std::string path = folder_ + "/" + db + ".kdb";
+      const std::string path = system_package_path(folder_, db);
       if (auto there = env_.file_info(path);
           there || there.status().code() != StatusCode::kNotFound) {
         verify_package(path, db, report);
       }
-      const std::string drop_ins = drop_in_folder(db);
-      auto listed = drop_in_names(drop_ins);
-      if (!listed) {
+      const std::string drop_ins = drop_in_folder_of(folder_, db);
+      const DropInFolder listed = read_drop_in_folder(drop_ins, env_);
+      if (listed.problem != DropInFolder::Problem::kNone) {
         report.problems.push_back(
-            {drop_ins, listed.status().message() + "; its packages are not used", false});
+            {drop_ins, drop_in_folder_problem(drop_ins, listed) + "; its packages are not used",
+             false});
         continue;
       }
-      for (const auto& [name, why] : listed->not_packages) {
+      for (const auto& [name, why] : listed.not_packages) {
         report.problems.push_back({drop_ins + "/" + name, "not used: " + why, false});
       }
-      for (std::size_t i = 0; i < listed->packages.size(); ++i) {
-        const std::string drop_in = drop_ins + "/" + listed->packages[i];
-        if (i >= kMostDropIns) {
+      for (std::size_t i = 0; i < listed.packages.size(); ++i) {
+        const std::string drop_in = drop_ins + "/" + listed.packages[i];
+        if (i >= listed.used()) {
           report.problems.push_back({drop_in, "not used: " + drop_in_not_used_reason(db), false});
           continue;
         }
@@ -196,25 +179,13 @@ class SystemTier final : public Tier {
     }
   }
 
-  // The folder of `db`'s drop-in packages.
-  std::string drop_in_folder(const std::string& db) const {
-    return folder_ + "/" + db + std::string(kDropInFolderSuffix);
-  }
-
-  // The drop-in packages in `folder` (a database's "<db>.kdb.d") and what
-  // is named as one but is not (drop_in_listing.h). None when the folder
-  // does not exist.
-  Result<DropInListing> drop_in_names(const std::string& folder) const {
-    auto listed = list_drop_ins(folder, env_);
-    if (!listed && listed.status().code() == StatusCode::kNotFound) {
-      if (!env_.file_info(folder)) return DropInListing{};
-      return Status::io_error("System database drop-in folder " + folder + " is not a folder");
+  // Why the packages of the drop-in folder at `path`, read as `listed`,
+  // cannot be told apart (listed.problem is not kNone).
+  static std::string drop_in_folder_problem(const std::string& path, const DropInFolder& listed) {
+    if (listed.problem == DropInFolder::Problem::kNotAFolder) {
+      return "System database drop-in folder " + path + " is not a folder";
     }
-    if (!listed) {
-      return Status::io_error("System database drop-in folder " + folder +
-                              " cannot be read: " + listed.status().message());
-    }
-    return listed;
+    return "System database drop-in folder " + path + " cannot be read: " + listed.unreadable_why;
   }
 
   // Whether a package serves a compiler: why not, and whether that was said.
@@ -455,29 +426,28 @@ class SystemTier final : public Tier {
     shelf->checked_ns = now_ns;
     // Stamped before they are opened: a change after the stamp is seen
     // at the next look, never missed.
-    const std::string main = folder_ + "/" + db + ".kdb";
-    const std::string drop_ins = drop_in_folder(db);
+    const std::string main = system_package_path(folder_, db);
+    const std::string drop_ins = drop_in_folder_of(folder_, db);
     shelf->stamps.push_back({main, file_info_or_none(main)});
     shelf->stamps.push_back({drop_ins, file_info_or_none(drop_ins)});
     shelf->packages.push_back(open_package(main));
-    if (auto listed = drop_in_names(drop_ins)) {
-      for (const auto& [name, why] : listed->not_packages) {
+    if (const DropInFolder listed = read_drop_in_folder(drop_ins, env_);
+        listed.problem == DropInFolder::Problem::kNone) {
+      for (const auto& [name, why] : listed.not_packages) {
         const std::string path = drop_ins + "/" + name;
         log_.warn_once("SystemDb:not-a-package:" + path, "SystemDb",
                        "System database drop-in " + path + " is not used: it is " + why);
       }
       // Each is held open (and mapped) for the process: a bound, so that a
       // folder of hundreds cannot take the program's descriptors.
-      std::vector<std::string>& names = listed->packages;
-      if (names.size() > kMostDropIns) {
+      if (listed.used() < listed.packages.size()) {
         log_.warn_once("SystemDb:many:" + drop_ins, "SystemDb",
                        "System database drop-in folder " + drop_ins + " holds " +
-                           std::to_string(names.size()) + " packages; the first " +
+                           std::to_string(listed.packages.size()) + " packages; the first " +
                            std::to_string(kMostDropIns) + " in name order are used");
-        names.resize(kMostDropIns);
       }
-      for (const auto& name : names) {
-        const std::string path = drop_ins + "/" + name;
+      for (std::size_t i = 0; i < listed.used(); ++i) {
+        const std::string path = drop_ins + "/" + listed.packages[i];
         shelf->stamps.push_back({path, file_info_or_none(path)});
         shelf->packages.push_back(open_package(path));
       }
@@ -486,7 +456,7 @@ class SystemTier final : public Tier {
       // database is not "missing".
       shelf->present = true;
       log_.warn_once("SystemDb:folder:" + drop_ins, "SystemDb",
-                     listed.status().message() + "; its packages are not used");
+                     drop_in_folder_problem(drop_ins, listed) + "; its packages are not used");
     }
     for (const auto& p : shelf->packages) shelf->present = shelf->present || p->present;
     shelves_[db] = shelf;

@@ -105,6 +105,15 @@ std::optional<std::string> signature_problem(const KdbReader& kdb) {
   return failure->why;
 }
 
+std::optional<std::string> package_refusal(const KdbReader& kdb,
+                                           const std::optional<std::string>& untrusted,
+                                           const TrustedKeys& keys) {
+  if (keys.configured()) return keys.refusal(kdb);
+  if (untrusted) return refusal_words(*untrusted);
+  if (auto failure = signature_failure(kdb); failure && failure->checked) return failure->why;
+  return std::nullopt;
+}
+
 bool matches_signed_digest(const KdbReader& kdb, const KdbSlot& slot,
                            std::span<const std::uint8_t> bytes) {
   const Sha256* digest = kdb.entry_digest(slot);

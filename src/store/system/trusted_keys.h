@@ -53,6 +53,16 @@ struct SignatureFailure {
 };
 std::optional<SignatureFailure> signature_failure(const KdbReader& kdb);
 
+// Why the system tier refuses the package `kdb` (as `kcache info` says
+// it: PackageInfo::refusal), opened from a file another user could have
+// written for `untrusted` (untrusted_reason; nullopt when no one could):
+// under configured `keys`, not signed by one of them (or the signature
+// does not hold); without, for its file's owner or mode, or for a
+// signature that was checked and does not hold. nullopt when it is used.
+std::optional<std::string> package_refusal(const KdbReader& kdb,
+                                           const std::optional<std::string>& untrusted,
+                                           const TrustedKeys& keys);
+
 // Whether `bytes`, read from `slot`, are what the package was signed with
 // (true for an unsigned package).
 bool matches_signed_digest(const KdbReader& kdb, const KdbSlot& slot,
