@@ -1,5 +1,6 @@
 // kcache clear: every entry of the user cache removed, or with --failures
 // only the remembered compile errors.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <nlohmann/json.hpp>
@@ -18,7 +19,7 @@ namespace {
 int run_clear(bool json, bool failures_only) {
   auto cache = open_cache();
   if (!cache) return 1;
-  auto removed = failures_only ? cache->clear_failures() : cache->clear();
+  auto removed = failures_only ? CacheAdmin(*cache).clear_failures() : CacheAdmin(*cache).clear();
   if (!removed) return report_failure(removed.status().message());
   if (json) {
     std::cout << json_text(

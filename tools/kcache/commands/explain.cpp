@@ -1,6 +1,8 @@
 // kcache explain: why two keys differ, or why a request misses the cache
 // ("why did my copied cache miss?"): each part of the key material that
 // differs (compiler build, target, an option, a header's content), by name.
+#include <kcache/admin.h>
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 
 #include <algorithm>
@@ -132,7 +134,7 @@ void print_differences(const std::vector<Difference>& found, const std::string& 
 int entry_of(Cache& cache, const std::string& prefix, const std::string& db, StoredEntry& out) {
   EntryInfo info;
   if (int status = find_entry(cache, prefix, db, info); status != 0) return status;
-  auto all = cache.read_entries(info.db);
+  auto all = CacheAdmin(cache).read_entries(info.db);
   if (!all) return report_failure(all.status().message());
   for (StoredEntry& entry : *all) {
     if (entry.info.key == info.key) {
@@ -172,10 +174,10 @@ int explain_request(Cache& cache, const ExplainArguments& args) {
   KernelRequest request;
   std::unique_ptr<Compiler> compiler;
   if (int status = make_request(args.request, request, compiler); status != 0) return status;
-  auto keyed = cache.key_for(request, *compiler);
+  auto keyed = AdvancedCache(cache).key_for(request, *compiler);
   if (!keyed) return report_failure("cannot key the request: " + keyed.status().message());
   const auto& [key, material] = *keyed;
-  auto all = cache.list();
+  auto all = CacheAdmin(cache).list();
   if (!all) return report_failure(all.status().message());
   std::vector<std::string> dbs;
   for (const EntryInfo& e : *all) {
@@ -188,7 +190,7 @@ int explain_request(Cache& cache, const ExplainArguments& args) {
   std::vector<Near> near;
   std::optional<EntryInfo> hit;
   for (const std::string& db : dbs) {
-    auto entries = cache.read_entries(db);
+    auto entries = CacheAdmin(cache).read_entries(db);
     if (!entries) return report_failure(entries.status().message());
     for (StoredEntry& entry : *entries) {
       if (entry.info.key == key) hit = entry.info;

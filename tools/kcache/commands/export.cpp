@@ -1,5 +1,6 @@
 // kcache export: user-cache databases written as read-only packages
 // (.kdb) for the system tier.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <nlohmann/json.hpp>
@@ -26,7 +27,7 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
   auto cache = open_cache();
   if (!cache) return 1;
   if (dbs.empty()) {
-    auto entries = cache->list();
+    auto entries = CacheAdmin(*cache).list();
     if (!entries) return report_failure(entries.status().message());
     for (const auto& e : *entries) {
       if (std::find(dbs.begin(), dbs.end(), e.db) == dbs.end()) dbs.push_back(e.db);
@@ -46,7 +47,7 @@ int run_export(bool json, std::vector<std::string> dbs, const std::string& outpu
     if (Status s = check_output_path(path, "--output " + path); !s.is_ok()) {
       return report_failure("export of " + db + ": " + s.message());
     }
-    auto count = cache->export_db(db, path);
+    auto count = CacheAdmin(*cache).export_db(db, path);
     if (!count) return report_failure("export of " + db + ": " + count.status().message());
     written.push_back({{"db", db}, {"path", path}, {"entries", *count}});
     if (!json) {

@@ -1,5 +1,6 @@
 // kcache extract: one entry's binary (or a remembered error's log)
 // written to a file.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <nlohmann/json.hpp>
@@ -28,7 +29,7 @@ int run_extract(const std::string& key, const std::string& db, const std::string
   if (Status s = check_output_path(output, "--output " + output); !s.is_ok()) {
     return report_failure(s.message());
   }
-  auto entry = cache->read_entry(info.db, info.key);
+  auto entry = CacheAdmin(*cache).read_entry(info.db, info.key);
   if (!entry) return report_failure(entry.status().message());
   if (!*entry) return report_failure("entry " + info.key.hex() + " went while it was read");
   if (Status s = write_output_file(output, "--output " + output, (*entry)->binary); !s.is_ok()) {

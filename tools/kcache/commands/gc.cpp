@@ -2,6 +2,7 @@
 // entries of compilers not seen for a while, old quarantined files). On a
 // terminal it only says what that is unless --yes; in a script (no
 // terminal) it acts unless --dry-run.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 #include <kcache/options.h>
 
@@ -51,7 +52,7 @@ int run_gc(const GcArguments& args) {
   options.dry_run = args.dry_run || (!args.yes && ::isatty(STDOUT_FILENO) == 1);
   auto cache = open_cache();
   if (!cache) return 1;
-  auto report = cache->gc(options);
+  auto report = CacheAdmin(*cache).gc(options);
   if (!report) return report_failure(report.status().message());
   if (args.json) {
     std::cout << json_text(nlohmann::json{{"removed", report->removed},

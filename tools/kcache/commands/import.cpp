@@ -1,4 +1,5 @@
 // kcache import: the entries of packages copied into the user cache.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 #include <kcache/package.h>
 
@@ -22,7 +23,7 @@ int run_import(const std::vector<std::string>& packages) {
   int status = 0;
   for (const auto& path : packages) {
     std::uint64_t bad = 0;
-    auto count = (*cache)->import_package(path, &bad);
+    auto count = CacheAdmin(**cache).import_package(path, &bad);
     if (!count) {
       status = report_failure(with_path_named(path, count.status().message()));
       continue;

@@ -1,5 +1,6 @@
 // kcache list: the entries of the user cache, one table (or JSON), with
 // filters and an order.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 #include <kcache/options.h>
 
@@ -82,7 +83,7 @@ int run_list(const ListArguments& args) {
   }
   auto cache = open_cache();
   if (!cache) return 1;
-  auto entries = cache->list();
+  auto entries = CacheAdmin(*cache).list();
   if (!entries) return report_failure(entries.status().message());
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
   std::vector<EntryInfo> shown;

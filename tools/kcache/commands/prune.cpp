@@ -1,6 +1,7 @@
 // kcache prune: brings the user cache within its limits now (what a
 // background pass does after a put takes it past one), with the limits
 // given in place of KCACHE_MAX_SIZE, KCACHE_MAX_ENTRIES, KCACHE_MAX_AGE.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <iostream>
@@ -72,7 +73,7 @@ int run_prune(const PruneArguments& args) {
   if (int usage = read_limits(args, options); usage != 0) return usage;
   auto cache = open_cache();
   if (!cache) return 1;
-  auto report = cache->prune(options);
+  auto report = CacheAdmin(*cache).prune(options);
   if (!report) return report_failure(report.status().message());
   const std::string& dir = cache->config().user_dir;
   if (!report->ran) {

@@ -1,5 +1,6 @@
 // kcache show: one entry of the user cache whole: what it is, its
 // metadata and its key material.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <nlohmann/json.hpp>
@@ -25,7 +26,7 @@ int run_show(const std::string& key, const std::string& db, bool json) {
   if (!cache) return 1;
   EntryInfo info;
   if (int status = find_entry(*cache, key, db, info); status != 0) return status;
-  auto entry = cache->read_entry(info.db, info.key);
+  auto entry = CacheAdmin(*cache).read_entry(info.db, info.key);
   if (!entry) return report_failure(entry.status().message());
   if (!*entry) return report_failure("entry " + info.key.hex() + " went while it was read");
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));

@@ -1,6 +1,7 @@
 // kcache stats: what every process that used the cache folder counted
 // since the counts were last zeroed, and what the user tier holds; as a
 // table, JSON, or Prometheus text for node_exporter's textfile collector.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <iomanip>
@@ -162,13 +163,13 @@ int run_stats(const StatsArguments& args) {
   if (!cache) return 1;
   const ResolvedConfig& config = cache->config();
   if (args.zero) {
-    if (Status s = cache->zero_stats(); !s.is_ok()) return report_failure(s.message());
+    if (Status s = CacheAdmin(*cache).zero_stats(); !s.is_ok()) return report_failure(s.message());
     if (!args.json && !args.prometheus) {
       std::cout << "zeroed the counts of " << config.user_dir << "\n";
       return 0;
     }
   }
-  auto stats = cache->folder_stats();
+  auto stats = CacheAdmin(*cache).folder_stats();
   if (!stats) return report_failure(stats.status().message());
   if (args.prometheus) {
     print_prometheus(config.user_dir, *stats, config);

@@ -2,6 +2,7 @@
 // checked (--repair quarantines bad entries and fixes the index); or,
 // given packages, each checked whole: every entry, the signature, the
 // trust, and whether the system tier would use it.
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 #include <kcache/options.h>
 #include <kcache/package.h>
@@ -28,7 +29,7 @@ namespace {
 int run_verify(bool json, bool repair) {
   auto cache = open_cache();
   if (!cache) return 1;
-  auto report = cache->verify(repair);
+  auto report = CacheAdmin(*cache).verify({.repair = repair});
   if (!report) return report_failure(report.status().message());
   std::size_t unrepaired = 0;
   for (const auto& p : report->problems) unrepaired += p.repaired ? 0 : 1;

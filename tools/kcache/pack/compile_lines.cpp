@@ -1,5 +1,7 @@
 #include "pack/compile_lines.h"
 
+#include <kcache/admin.h>
+#include <kcache/advanced.h>
 #include <kcache/cache.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -47,7 +49,7 @@ std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerC
     auto compiler = compiler_for(line, config, compilers);
     if (!compiler) continue;  // the pack says why when it gets to the line
     auto prepared = from_folder(line.cwd, [&] {
-      return pack_cache.prepare(line.request, line.request.target, **compiler);
+      return AdvancedCache(pack_cache).prepare(line.request, line.request.target, **compiler);
     });
     if (prepared) keys_by_db[prepared->target().db_basename()].push_back(prepared->key());
   }
@@ -58,9 +60,9 @@ std::size_t take_from_user_cache(const std::vector<Line>& lines, const CompilerC
     const std::string copy = work + "/from-user-cache.kdb";
     ExportOptions only;
     only.keys = keys;
-    auto exported = (*user)->export_db(db, copy, only);
+    auto exported = CacheAdmin(**user).export_db(db, copy, only);
     if (exported) {
-      auto imported = pack_cache.import_package(copy);
+      auto imported = CacheAdmin(pack_cache).import_package(copy);
       if (imported) taken += *imported;
     } else if (exported.status().code() != StatusCode::kNotFound) {
       std::cerr << "kcache: note: --from-cache: " << exported.status().message() << "\n";

@@ -1,5 +1,6 @@
 #include "pack/plan.h"
 
+#include <kcache/admin.h>
 #include <kcache/trust.h>
 
 #include <algorithm>
@@ -222,7 +223,7 @@ int open_work_cache(const PackOptions& options, PackPlan& plan) {
   // The work folder keeps what is compiled: one that cannot (another user
   // could write it, not a writable folder) is found before any compile.
   if (!options.is_worker()) {
-    if (Status s = plan.cache->check_storable(); !s.is_ok()) {
+    if (Status s = CacheAdmin(*plan.cache).check_storable(); !s.is_ok()) {
       return report_failure("--work " + work + ": " + s.message());
     }
   }

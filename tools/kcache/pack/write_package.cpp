@@ -1,5 +1,6 @@
 #include "pack/write_package.h"
 
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <algorithm>
@@ -91,7 +92,7 @@ int write_package(const PackOptions& options, PackPlan& plan, CompiledLines& com
   export_options.signing_key = options.sign;
   export_options.keys = std::move(tally.packed);
   const auto writing = std::chrono::steady_clock::now();
-  auto count = plan.cache->export_db(db, options.output, export_options);
+  auto count = CacheAdmin(*plan.cache).export_db(db, options.output, export_options);
   if (!count) {
     return report_failure("writing " + options.output + ": " + count.status().message());
   }

@@ -27,7 +27,7 @@ int find_entry(Cache& cache, const std::string& prefix, const std::string& db, E
               << "' is not a key: 4 to 32 hex digits, as `kcache list` shows them\n";
     return 2;
   }
-  auto entries = cache.list();
+  auto entries = CacheAdmin(cache).list();
   if (!entries) return report_failure(entries.status().message());
   std::vector<EntryInfo> matches;
   for (const auto& e : *entries) {

@@ -3,6 +3,7 @@
 // explain).
 #pragma once
 
+#include <kcache/admin.h>
 #include <kcache/cache.h>
 
 #include <nlohmann/json.hpp>
