@@ -33,6 +33,10 @@ struct KCACHE_EXPORT EntryInfo {
   bool failure = false;              // a remembered compile error, not a binary
   std::int64_t last_used_unix = 0;   // the minute it was last used; 0: unknown
   std::uint64_t compile_micros = 0;  // what compiling it took; 0: unknown
+  // A client-keyed entry's namespace and key (kcache/client.h); empty for
+  // a kernel. Its backend reads "client".
+  std::string client_namespace{};
+  std::string client_key{};
 };
 
 // One entry whole, as `kcache show` and `kcache extract` read it.

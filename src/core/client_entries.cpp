@@ -72,7 +72,9 @@ Result<std::unique_ptr<ClientClaim::State>> ClientEntries::claim(std::string_vie
   claim->key = std::move(*k);
   const ClientKey& ck = claim->key;
   const auto answered = [&](std::optional<CachedKernel> found, bool waited) {
-    count(ck.name_space, {.gets = 1, .hits = found ? 1u : 0u, .waits = waited ? 1u : 0u,
+    count(ck.name_space, {.gets = 1,
+                          .hits = found ? 1u : 0u,
+                          .waits = waited ? 1u : 0u,
                           .served = found ? found->binary().size() : 0});
     claim->found = std::move(found);
     return std::move(claim);

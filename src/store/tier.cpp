@@ -12,6 +12,9 @@ EntryInfo summarize_entry(const std::string& db, const Entry& entry, std::uint64
   if (auto material = KeyMaterial::parse(entry.material)) {
     for (const auto& field : material->fields()) {
       if (field.name == "kcache.failure") info.failure = true;
+      if (field.name == "kcache.client") info.backend = "client";
+      if (field.name == "namespace") info.client_namespace = field.value;
+      if (field.name == "key") info.client_key = field.value;
       if (field.name == "backend") info.backend = field.value;
       if (field.name == "target.arch") info.target = field.value;
       if (field.name == "kernel") info.kernels += (info.kernels.empty() ? "" : ",") + field.value;

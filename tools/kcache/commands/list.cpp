@@ -91,7 +91,10 @@ int run_list(const ListArguments& args) {
     if (!args.db.empty() && e.db != args.db) continue;
     if (!args.target.empty() && !matches_target(e, args.target)) continue;
     if (!args.backend.empty() && e.backend != args.backend) continue;
-    if (!args.kernel.empty() && e.kernels.find(args.kernel) == std::string::npos) continue;
+    if (!args.kernel.empty() && e.kernels.find(args.kernel) == std::string::npos &&
+        e.client_key.find(args.kernel) == std::string::npos) {
+      continue;
+    }
     if (older && now - e.created_unix < *older) continue;
     if (newer && now - e.created_unix > *newer) continue;
     shown.push_back(e);
@@ -112,11 +115,19 @@ int run_list(const ListArguments& args) {
   std::uint64_t total = 0;
   std::vector<std::vector<std::string>> rows = {
       {"DATABASE", "KEY", "BACKEND", "KIND", "SIZE", "AGE", "USED", "KERNELS"}};
+  // A kernel's names; a client entry's key, escaped for the terminal.
+  const auto what = [](const EntryInfo& e) -> std::string {
+    if (!e.client_namespace.empty()) {
+      const std::string key =
+          e.client_key.size() > 64 ? e.client_key.substr(0, 61) + "..." : e.client_key;
+      return tool::shown(key);
+    }
+    return e.kernels.empty() ? "-" : e.kernels;
+  };
   for (const auto& e : shown) {
     rows.push_back({e.db, e.key.hex().substr(0, 16), e.backend, e.failure ? "error" : "binary",
                     human_bytes(e.bytes), human_age(now - e.created_unix),
-                    e.last_used_unix == 0 ? "-" : human_age(now - e.last_used_unix),
-                    e.kernels.empty() ? "-" : e.kernels});
+                    e.last_used_unix == 0 ? "-" : human_age(now - e.last_used_unix), what(e)});
     total += e.stored_bytes;
   }
   if (!shown.empty()) print_columns(rows, {false, false, false, false, true, true, true, false});

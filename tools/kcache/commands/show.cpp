@@ -47,7 +47,12 @@ int run_show(const std::string& key, const std::string& db, bool json) {
   row("backend", info.backend);
   row("kind", info.failure ? "a remembered compile error (its log is the payload)" : "binary");
   row("target", info.target.empty() ? "-" : info.target);
-  row("kernels", info.kernels.empty() ? "-" : info.kernels);
+  if (!info.client_namespace.empty()) {
+    row("namespace", shown(info.client_namespace));
+    row("client key", shown(info.client_key));
+  } else {
+    row("kernels", info.kernels.empty() ? "-" : info.kernels);
+  }
   row("size", human_bytes(info.bytes) + " (" + human_bytes(info.stored_bytes) + " stored)");
   row("created", utc_time(info.created_unix) + " (" + human_age(now - info.created_unix) + " ago)");
   row("last used", info.last_used_unix == 0 ? "-"
@@ -63,7 +68,7 @@ int run_show(const std::string& key, const std::string& db, bool json) {
   std::istringstream material((*entry)->material);
   for (std::string line; std::getline(material, line);) {
     if (line.size() > 160) line = line.substr(0, 157) + "...";
-    std::cout << "  " << dim(line) << "\n";
+    std::cout << "  " << dim(shown(line)) << "\n";
   }
   return 0;
 }

@@ -57,17 +57,22 @@ int find_entry(Cache& cache, const std::string& prefix, const std::string& db, E
 }
 
 nlohmann::json entry_json(const EntryInfo& e) {
-  return {{"db", e.db},
-          {"key", e.key.hex()},
-          {"backend", e.backend},
-          {"failure", e.failure},
-          {"target", e.target},
-          {"kernels", e.kernels},
-          {"bytes", e.bytes},
-          {"stored_bytes", e.stored_bytes},
-          {"created", e.created_unix},
-          {"last_used", e.last_used_unix},
-          {"compile_micros", e.compile_micros}};
+  nlohmann::json out = {{"db", e.db},
+                        {"key", e.key.hex()},
+                        {"backend", e.backend},
+                        {"failure", e.failure},
+                        {"target", e.target},
+                        {"kernels", e.kernels},
+                        {"bytes", e.bytes},
+                        {"stored_bytes", e.stored_bytes},
+                        {"created", e.created_unix},
+                        {"last_used", e.last_used_unix},
+                        {"compile_micros", e.compile_micros}};
+  if (!e.client_namespace.empty()) {
+    out["namespace"] = e.client_namespace;
+    out["client_key"] = e.client_key;  // bytes that are not UTF-8 print as U+FFFD
+  }
+  return out;
 }
 
 }  // namespace kcache::tool
