@@ -147,7 +147,7 @@ TEST_F(HipCompilerTest, CodeObjectForEachTarget) {
         << target;
     EXPECT_EQ(read_le(code, 18, 2), 0xE0u) << target << ": e_machine is not EM_AMDGPU";
     EXPECT_EQ(read_le(code, 48, 4) & 0xffu, mach) << target << ": e_flags";
-    EXPECT_EQ(field(*out, "format"), "hsaco");
+    EXPECT_EQ(field(*out, kFormatField), "hsaco");
     RecordProperty(std::string("compile_ms_") + target, static_cast<int>(ms));
     std::cout << "hipRTC " << target << ": " << code.size() << " bytes in " << ms << " ms\n";
   }
@@ -202,7 +202,7 @@ TEST_F(HipCompilerTest, NameExpressionsAreLoweredAndStored) {
   ASSERT_TRUE(again.is_ok());
   EXPECT_EQ(again->tier, TierKind::kUser);
   EXPECT_EQ(again->lowered_name("scale<32>"), "_Z5scaleILi32EEvPf");
-  EXPECT_EQ(again->metadata("format"), "hsaco");
+  EXPECT_EQ(again->metadata(kFormatField), "hsaco");
   EXPECT_EQ(again->db, "gfx906_60");
 }
 

@@ -55,10 +55,10 @@ TEST_F(NvrtcCompilerTest, CubinForRealArchPtxForVirtual) {
   EXPECT_EQ(std::string(cubin->binary.begin(), cubin->binary.begin() + 4),
             "\x7f"
             "ELF");
-  EXPECT_EQ(field(*cubin, "format"), "cubin");
+  EXPECT_EQ(field(*cubin, kFormatField), "cubin");
   auto ptx = compile(request, "compute_90");
   ASSERT_TRUE(ptx.is_ok());
-  EXPECT_EQ(field(*ptx, "format"), "ptx");
+  EXPECT_EQ(field(*ptx, kFormatField), "ptx");
   EXPECT_NE(std::string(ptx->binary.begin(), ptx->binary.end()).find(".visible .entry k"),
             std::string::npos);
 }

@@ -388,8 +388,9 @@ class HipCompiler final : public Compiler {
     }
     CompileOutput output;
     output.binary.assign(code->begin(), code->end());
-    output.metadata.emplace_back("format", "hsaco");
-    for (auto& lowered : result.all("lowered")) output.metadata.emplace_back("lowered", lowered);
+    output.metadata.emplace_back(kFormatField, "hsaco");
+    // The worker's "lowered" records (hip_protocol.h) are the entry's fields.
+    for (auto& name : result.all("lowered")) output.metadata.emplace_back(kLoweredField, name);
     output.log = std::move(log);
     return output;
   }

@@ -270,11 +270,11 @@ class NvrtcCompiler final : public Compiler {
     rc = cubin ? nvrtc.GetCUBIN(program, data) : nvrtc.GetPTX(program, data);
     if (rc != NVRTC_SUCCESS)
       return Status::internal("reading the NVRTC output: " + nvrtc.error(rc));
-    output.metadata.emplace_back("format", cubin ? "cubin" : "ptx");
+    output.metadata.emplace_back(kFormatField, cubin ? "cubin" : "ptx");
     for (const auto& name : request.kernel_names) {
       const char* lowered = nullptr;
       if (nvrtc.GetLoweredName(program, name.c_str(), &lowered) == NVRTC_SUCCESS && lowered) {
-        output.metadata.emplace_back("lowered", std::string(lowered) + " " + name);
+        output.metadata.emplace_back(kLoweredField, std::string(lowered) + " " + name);
       }
     }
     output.log = std::move(log);

@@ -237,14 +237,15 @@ bool serve_compile(Shim& s, Program& p, const std::vector<std::string>& argv) {
     kcache::layer::say_left_to_real(*s.cache, "NVRTC", kernel.status().to_string());
     return false;
   }
-  const auto format = kernel->metadata("format");
+  const auto format = kernel->metadata(kcache::kFormatField);
   if (!format || (*format != "cubin" && *format != "ptx")) return false;
   p.cubin = *format == "cubin";
-  p.log = kernel->tier == kcache::TierKind::kCompiled ? kernel->compile_log
-                                                      : kernel->metadata("build_log").value_or("");
+  p.log = kernel->tier == kcache::TierKind::kCompiled
+              ? kernel->compile_log
+              : kernel->metadata(kcache::kBuildLogField).value_or("");
   p.lowered.clear();
   for (const auto& [field, value] : kernel->metadata_fields) {
-    if (field != "lowered") continue;
+    if (field != kcache::kLoweredField) continue;
     const std::size_t space = value.find(' ');
     if (space != std::string::npos) p.lowered[value.substr(space + 1)] = value.substr(0, space);
   }
