@@ -44,6 +44,7 @@
 #include "compiler/compiler_facts.h"
 #include "compiler/hip/hip_protocol.h"
 #include "compiler/registry.h"
+#include "compiler/vendor_library.h"
 #include "env/temp_dir.h"
 #include "inputs/options.h"
 
@@ -74,24 +75,18 @@ struct HipRuntime {
   CompilerIdentity identity;
 };
 
-// Where libamdhip64 may be. A library named by the program or by
-// KCACHE_HIP_LIBRARY is the only one tried (no silent fallback to another
-// ROCm); otherwise the loader's search path, then $ROCM_PATH, $HIP_PATH and
-// /opt/rocm.
+// Where libamdhip64 may be (vendor_library_candidates): the library the
+// program or KCACHE_HIP_LIBRARY names, else the loader's search path, then
+// $ROCM_PATH/lib, $HIP_PATH/lib and /opt/rocm/lib.
+constexpr const char* kHipSonames[] = {"libamdhip64.so.5", "libamdhip64.so"};
+constexpr const char* kRocmRootVariables[] = {"ROCM_PATH", "HIP_PATH"};
+constexpr VendorToolkit kRocmToolkit{kHipSonames, kRocmRootVariables, "/opt/rocm", "lib"};
+
 std::vector<std::string> library_candidates(const std::string& configured) {
-  if (!configured.empty()) return {configured};
-  if (const char* env = std::getenv("KCACHE_HIP_LIBRARY"); env && *env) return {env};
-  const char* sonames[] = {"libamdhip64.so.5", "libamdhip64.so"};
-  std::vector<std::string> names(std::begin(sonames), std::end(sonames));
-  std::vector<std::string> roots;
-  for (const char* var : {"ROCM_PATH", "HIP_PATH"}) {
-    if (const char* root = std::getenv(var); root && *root) roots.emplace_back(root);
+  if (configured.empty()) {
+    if (const char* env = std::getenv("KCACHE_HIP_LIBRARY"); env && *env) return {env};
   }
-  roots.emplace_back("/opt/rocm");
-  for (const auto& root : roots) {
-    for (const char* soname : sonames) names.push_back(root + "/lib/" + soname);
-  }
-  return names;
+  return vendor_library_candidates(configured, kRocmToolkit);
 }
 
 // The folder of the file this code runs from: libkcache.so, or the program

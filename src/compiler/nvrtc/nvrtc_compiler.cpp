@@ -10,8 +10,8 @@
 // <cuda/std/...> work out of the box; headers found there belong to the
 // toolkit and are covered by the NVRTC version in the key.
 //
-// NVRTC's few C declarations are written out here rather than taken from
-// nvrtc.h, so kcache builds on machines without the CUDA toolkit.
+// NVRTC's C API and where libnvrtc may be: nvrtc_api.h, shared with the
+// NVRTC shim.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -24,6 +24,7 @@
 
 #include "base/hash.h"
 #include "compiler/compiler_facts.h"
+#include "compiler/nvrtc/nvrtc_api.h"
 #include "compiler/registry.h"
 #include "env/dynamic_library.h"
 #include "inputs/options.h"
@@ -31,31 +32,9 @@
 namespace kcache {
 namespace {
 
-// From nvrtc.h (stable since CUDA 7; the ABI kcache relies on).
-using nvrtcResult = int;
-using nvrtcProgram = struct _nvrtcProgram*;
-constexpr nvrtcResult NVRTC_SUCCESS = 0;
-constexpr nvrtcResult NVRTC_ERROR_INVALID_OPTION = 5;
-constexpr nvrtcResult NVRTC_ERROR_COMPILATION = 6;
-
-struct NvrtcApi {
+// A loaded libnvrtc: its functions, and the library they live in.
+struct NvrtcApi : NvrtcFunctions {
   std::shared_ptr<DynamicLibrary> library;
-  const char* (*GetErrorString)(nvrtcResult) = nullptr;
-  nvrtcResult (*Version)(int*, int*) = nullptr;
-  nvrtcResult (*GetNumSupportedArchs)(int*) = nullptr;
-  nvrtcResult (*GetSupportedArchs)(int*) = nullptr;
-  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
-                               const char* const*) = nullptr;
-  nvrtcResult (*DestroyProgram)(nvrtcProgram*) = nullptr;
-  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*) = nullptr;
-  nvrtcResult (*GetPTXSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetPTX)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*AddNameExpression)(nvrtcProgram, const char*) = nullptr;
-  nvrtcResult (*GetLoweredName)(nvrtcProgram, const char*, const char**) = nullptr;
 
   std::string error(nvrtcResult rc) const {
     const char* text = GetErrorString ? GetErrorString(rc) : nullptr;
@@ -63,25 +42,14 @@ struct NvrtcApi {
   }
 };
 
-// Where libnvrtc may be. A library named by the program or by
-// KCACHE_NVRTC_LIBRARY is the only one tried (no silent fallback to
-// another toolkit); otherwise the loader's search path, then the usual
-// toolkit folders.
+// Where libnvrtc may be (vendor_library_candidates): the library the
+// program or KCACHE_NVRTC_LIBRARY names, else the loader's search path,
+// then the CUDA toolkit's folders.
 std::vector<std::string> library_candidates(const std::string& configured) {
-  if (!configured.empty()) return {configured};
-  if (const char* env = std::getenv("KCACHE_NVRTC_LIBRARY"); env && *env) return {env};
-  std::vector<std::string> names;
-  const char* sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
-  for (const char* soname : sonames) names.emplace_back(soname);
-  std::vector<std::string> roots;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = std::getenv(var); root && *root) roots.emplace_back(root);
+  if (configured.empty()) {
+    if (const char* env = std::getenv("KCACHE_NVRTC_LIBRARY"); env && *env) return {env};
   }
-  roots.emplace_back("/usr/local/cuda");
-  for (const auto& root : roots) {
-    for (const char* soname : sonames) names.push_back(root + "/lib64/" + soname);
-  }
-  return names;
+  return vendor_library_candidates(configured, kCudaToolkit);
 }
 
 Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& configured) {
@@ -95,21 +63,11 @@ Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& configured
   auto api = std::make_shared<NvrtcApi>();
   api->library = *library;
   const DynamicLibrary& lib = **library;
-  for (Status s :
-       {lib.bind("nvrtcGetErrorString", api->GetErrorString),
-        lib.bind("nvrtcVersion", api->Version),
-        lib.bind("nvrtcGetNumSupportedArchs", api->GetNumSupportedArchs),
-        lib.bind("nvrtcGetSupportedArchs", api->GetSupportedArchs),
-        lib.bind("nvrtcCreateProgram", api->CreateProgram),
-        lib.bind("nvrtcDestroyProgram", api->DestroyProgram),
-        lib.bind("nvrtcCompileProgram", api->CompileProgram),
-        lib.bind("nvrtcGetPTXSize", api->GetPTXSize), lib.bind("nvrtcGetPTX", api->GetPTX),
-        lib.bind("nvrtcGetCUBINSize", api->GetCUBINSize), lib.bind("nvrtcGetCUBIN", api->GetCUBIN),
-        lib.bind("nvrtcGetProgramLogSize", api->GetProgramLogSize),
-        lib.bind("nvrtcGetProgramLog", api->GetProgramLog),
-        lib.bind("nvrtcAddNameExpression", api->AddNameExpression),
-        lib.bind("nvrtcGetLoweredName", api->GetLoweredName)}) {
-    if (!s.is_ok()) return s;
+  // The functions every libnvrtc has must be there; the others the
+  // backend does not call.
+  if (const char* missing =
+          bind_nvrtc_functions(*api, [&](const char* symbol) { return lib.find(symbol); })) {
+    return Status::unavailable(lib.name() + " has no symbol " + missing);
   }
   return std::shared_ptr<const NvrtcApi>(api);
 }
@@ -341,7 +299,7 @@ std::vector<std::string> toolkit_include_dirs_for(const std::string& library_pat
   if (error) return {};
   std::vector<fs::path> roots{library.parent_path().parent_path()};
   if (library.parent_path().parent_path() == "/usr/lib") roots.emplace_back("/usr");
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+  for (const char* var : kCudaRootVariables) {
     const char* root = std::getenv(var);
     if (root == nullptr || *root == '\0') continue;
     const fs::path home = fs::weakly_canonical(root, error);
@@ -446,19 +404,13 @@ bool still_the_library(const CompilerConfig& config, const std::string& library,
   if (candidates.size() == 1 && candidates[0].find('/') != std::string::npos) {
     return canonical_path(candidates[0]) == library;
   }
-  if (const char* paths = std::getenv("LD_LIBRARY_PATH"); paths && *paths) {
-    for (const auto& name : candidates) {
-      if (name.find('/') != std::string::npos) break;  // the sonames come first
-      std::string_view rest = paths;
-      while (!rest.empty()) {
-        const std::size_t colon = rest.find(':');
-        const std::string dir(rest.substr(0, colon));
-        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-        if (dir.empty()) continue;
-        std::error_code error;
-        if (std::filesystem::exists(dir + "/" + name, error)) {
-          return canonical_path(dir + "/" + name) == library;
-        }
+  const std::vector<std::string> folders = loader_path_folders();
+  for (const auto& name : candidates) {
+    if (name.find('/') != std::string::npos) break;  // the sonames come first
+    for (const auto& dir : folders) {
+      std::error_code error;
+      if (std::filesystem::exists(dir + "/" + name, error)) {
+        return canonical_path(dir + "/" + name) == library;
       }
     }
   }
