@@ -20,34 +20,14 @@
 #include "core/cache_internal.h"
 #include "fakes/fault_env.h"
 #include "fakes/required_backends.h"
+#include "fakes/scoped_env.h"
 #include "fakes/temp_folder.h"
 
 namespace kcache {
 namespace {
 
+using testing::ScopedEnv;
 using testing::TempFolder;
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 constexpr const char* kKernels = R"(
 template <int N>
@@ -430,6 +410,25 @@ TEST(HipMissingTest, AMissingLibraryIsNamed) {
   EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(made.status().message().find("/nonexistent/libamdhip64.so.99"), std::string::npos)
       << made.status().message();
+}
+
+// KCACHE_HIP_LIBRARY (the hip_library setting, which make_compiler hands
+// the backend) names the only library tried; the program's comes first.
+TEST(HipMissingTest, TheSettingNamesTheOnlyLibraryTried) {
+  ScopedEnv library("KCACHE_HIP_LIBRARY", "/nonexistent/libamdhip64.so.98");
+  CompilerConfig config;
+  config.backend = "hip";
+  auto made = make_compiler(config);
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(made.status().message().find("/nonexistent/libamdhip64.so.98"), std::string::npos)
+      << made.status().message();
+  config.hip_library = "/nonexistent/libamdhip64.so.99";
+  made = make_compiler(config);
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_NE(made.status().message().find("/nonexistent/libamdhip64.so.99"), std::string::npos)
+      << made.status().message();
+  EXPECT_EQ(made.status().message().find("so.98"), std::string::npos) << made.status().message();
 }
 
 TEST(HipMissingTest, AMissingWorkerIsNamed) {

@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "base/hash.h"
+#include "base/setting_variables.h"
 #include "compiler/compiler_facts.h"
 #include "compiler/nvrtc/nvrtc_api.h"
 #include "compiler/registry.h"
@@ -42,23 +43,19 @@ struct NvrtcApi : NvrtcFunctions {
   }
 };
 
-// Where libnvrtc may be (vendor_library_candidates): the library the
-// program or KCACHE_NVRTC_LIBRARY names, else the loader's search path,
-// then the CUDA toolkit's folders.
-std::vector<std::string> library_candidates(const std::string& configured) {
-  if (configured.empty()) {
-    if (const char* env = std::getenv("KCACHE_NVRTC_LIBRARY"); env && *env) return {env};
-  }
-  return vendor_library_candidates(configured, kCudaToolkit);
+// The libnvrtc to load: the one the program names, else the one the
+// nvrtc_library setting names; empty: searched (vendor_library.h).
+std::string named_library(const CompilerConfig& config, const BackendSettings& settings) {
+  return config.nvrtc_library.empty() ? settings.nvrtc_library : config.nvrtc_library;
 }
 
-Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& configured) {
-  auto library = DynamicLibrary::open(library_candidates(configured));
+Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& named) {
+  auto library = DynamicLibrary::open(vendor_library_candidates(named, kCudaToolkit));
   if (!library) {
     return Status::unavailable(
-        "the nvrtc backend needs libnvrtc (the CUDA toolkit's runtime compiler); set "
-        "KCACHE_NVRTC_LIBRARY or CUDA_HOME: " +
-        library.status().message());
+        std::string(
+            "the nvrtc backend needs libnvrtc (the CUDA toolkit's runtime compiler); set ") +
+        kNvrtcLibraryVariable + " or CUDA_HOME: " + library.status().message());
   }
   auto api = std::make_shared<NvrtcApi>();
   api->library = *library;
@@ -72,15 +69,15 @@ Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& configured
   return std::shared_ptr<const NvrtcApi>(api);
 }
 
-// One load per library asked for, shared by every compiler of the process;
-// a failed search is tried again next time.
-Result<std::shared_ptr<const NvrtcApi>> shared_nvrtc(const std::string& configured) {
+// One load per library asked for (`named`, or empty for the search), shared
+// by every compiler of the process; a failed search is tried again next time.
+Result<std::shared_ptr<const NvrtcApi>> shared_nvrtc(const std::string& named) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const NvrtcApi>> loaded;
   std::lock_guard lock(mutex);
-  auto& slot = loaded[configured];
+  auto& slot = loaded[named];
   if (!slot) {
-    auto fresh = load_nvrtc(configured);
+    auto fresh = load_nvrtc(named);
     if (!fresh) return fresh.status();
     slot = *fresh;
   }
@@ -124,10 +121,11 @@ struct NvrtcFacts {
 class NvrtcCompiler final : public Compiler {
  public:
   // `api` may be null: the library is then loaded by the first compile.
-  NvrtcCompiler(std::shared_ptr<const NvrtcApi> api, std::string configured, NvrtcFacts facts,
+  // `named`: the library asked for (named_library), or empty.
+  NvrtcCompiler(std::shared_ptr<const NvrtcApi> api, std::string named, NvrtcFacts facts,
                 CompilerInputs inputs, std::string record_path)
       : api_(std::move(api)),
-        configured_(std::move(configured)),
+        named_(std::move(named)),
         record_path_(std::move(record_path)),
         identity_(std::move(facts.identity)),
         archs_(std::move(facts.archs)),
@@ -260,7 +258,7 @@ class NvrtcCompiler final : public Compiler {
   Result<std::shared_ptr<const NvrtcApi>> api() const {
     std::lock_guard lock(mutex_);
     if (api_) return api_;
-    auto loaded = shared_nvrtc(configured_);
+    auto loaded = shared_nvrtc(named_);
     if (!loaded) return loaded.status();
     std::error_code error;
     const std::string path =
@@ -279,7 +277,7 @@ class NvrtcCompiler final : public Compiler {
 
   mutable std::mutex mutex_;
   mutable std::shared_ptr<const NvrtcApi> api_;  // guarded by mutex_
-  const std::string configured_;
+  const std::string named_;
   const std::string record_path_;  // the facts record it was made from, or empty
   CompilerIdentity identity_;
   std::vector<int> archs_;
@@ -373,9 +371,10 @@ Result<NvrtcFacts> facts_of(const NvrtcApi& api, std::vector<std::string>& files
 
 // The record of what `config` loads: named by everything that picks the
 // library (the names asked for, the loader's path and cache).
-std::string record_name(const CompilerConfig& config) {
+std::string record_name(const CompilerConfig& config, const BackendSettings& settings) {
   std::string picks = "nvrtc\n" + config.nvrtc_library;
-  for (const char* var : {"KCACHE_NVRTC_LIBRARY", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"}) {
+  picks += std::string("\n") + kNvrtcLibraryVariable + "=" + settings.nvrtc_library;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"}) {
     const char* value = std::getenv(var);
     picks += std::string("\n") + var + "=" + (value ? value : "");
   }
@@ -392,15 +391,15 @@ std::string canonical_path(const std::string& path) {
   return error ? path : canonical.string();
 }
 
-// Whether the library `config` would load now is the one a record was
-// learned from (`library`, canonical; `loaded_from`, the path the loader
-// took). A named file must resolve to it; a soname search must not find a
-// file of that name in LD_LIBRARY_PATH that is another; the path the
-// loader took must still lead to it (a symbolic link retargeted, a
-// toolkit folder switched). The loader's cache is in the record's name.
-bool still_the_library(const CompilerConfig& config, const std::string& library,
+// Whether the library `named` (named_library) would load now is the one a
+// record was learned from (`library`, canonical; `loaded_from`, the path
+// the loader took). A named file must resolve to it; a soname search must
+// not find a file of that name in LD_LIBRARY_PATH that is another; the
+// path the loader took must still lead to it (a symbolic link retargeted,
+// a toolkit folder switched). The loader's cache is in the record's name.
+bool still_the_library(const std::string& named, const std::string& library,
                        const std::string& loaded_from) {
-  const std::vector<std::string> candidates = library_candidates(config.nvrtc_library);
+  const std::vector<std::string> candidates = vendor_library_candidates(named, kCudaToolkit);
   if (candidates.size() == 1 && candidates[0].find('/') != std::string::npos) {
     return canonical_path(candidates[0]) == library;
   }
@@ -441,19 +440,21 @@ std::optional<std::string> nvrtc_target_misfit(const Target& target) {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config) {
+Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config,
+                                                      const BackendSettings& settings) {
   std::shared_ptr<const NvrtcApi> api;
   std::optional<NvrtcFacts> facts;
-  const std::string name = record_name(config);
+  const std::string named = named_library(config, settings);
+  const std::string name = record_name(config, settings);
   if (auto record = load_compiler_facts(config.facts_dir, name, Env::posix())) {
     auto known = facts_from(*record);
     if (known &&
-        still_the_library(config, known->library_path, fact(*record, "loaded_from").value_or(""))) {
+        still_the_library(named, known->library_path, fact(*record, "loaded_from").value_or(""))) {
       facts = std::move(*known);
     }
   }
   if (!facts) {
-    auto loaded = shared_nvrtc(config.nvrtc_library);
+    auto loaded = shared_nvrtc(named);
     if (!loaded) return loaded.status();
     api = *loaded;
     std::vector<std::string> files;
@@ -476,7 +477,7 @@ Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& conf
   const std::string record_path =
       api || config.facts_dir.empty() ? std::string() : config.facts_dir + "/" + name + ".facts";
   return std::unique_ptr<Compiler>(std::make_unique<NvrtcCompiler>(
-      std::move(api), config.nvrtc_library, std::move(*facts), std::move(inputs), record_path));
+      std::move(api), named, std::move(*facts), std::move(inputs), record_path));
 }
 
 }  // namespace kcache

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/setting_variables.h"
 #include "compiler/vendor_library.h"
 #include "layers/nvrtc/nvrtc_claim.h"
 #include "layers/same_file.h"
@@ -110,14 +111,16 @@ std::vector<std::string> caller_folders(const void* caller) {
   return folders;
 }
 
-// Where the real library may be, in the loader's order: KCACHE_NVRTC_LIBRARY,
-// the first caller's search path, the folders of LD_LIBRARY_PATH; then
-// (`searched`, which runs ldconfig) the loader's cache, its default folders
-// and the CUDA toolkit's folders.
+// Where the real library may be, in the loader's order: KCACHE_NVRTC_LIBRARY
+// (the nvrtc_library setting, read here from the program's environment;
+// a path only: a soname would find this stand-in), the first caller's
+// search path, the folders of LD_LIBRARY_PATH; then (`searched`, which
+// runs ldconfig) the loader's cache, its default folders and the CUDA
+// toolkit's folders.
 std::vector<std::string> real_candidates(bool searched) {
   std::vector<std::string> paths;
   if (!searched) {
-    if (const char* named = std::getenv("KCACHE_NVRTC_LIBRARY");
+    if (const char* named = std::getenv(kNvrtcLibraryVariable);
         named && std::strchr(named, '/') != nullptr) {
       paths.emplace_back(named);
     }
@@ -194,10 +197,10 @@ const Real* real() {
     }
     if (r != nullptr) return r;
     std::fprintf(stderr,
-                 "kcache: Error [Layer] the NVRTC shim finds no real %s (KCACHE_NVRTC_LIBRARY, "
+                 "kcache: Error [Layer] the NVRTC shim finds no real %s (%s, "
                  "LD_LIBRARY_PATH, the loader's folders, $CUDA_HOME/lib64): every NVRTC call "
                  "fails\n",
-                 KCACHE_NVRTC_SONAME);
+                 KCACHE_NVRTC_SONAME, kNvrtcLibraryVariable);
     return nullptr;
   }();
   return loaded;
