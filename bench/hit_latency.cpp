@@ -97,7 +97,7 @@ class SizedCompiler final : public Compiler {
   Result<CompileOutput> compile(const KernelRequest& request, const Target& /*target*/) override {
     CompileOutput output;
     output.binary = random_bytes(payload_size_, std::hash<std::string>{}(request.source));
-    output.metadata = {{"format", "poclbin"}, {"warmed", "yes"}};
+    output.metadata = {{kFormatField, "poclbin"}, {kWarmedField, "yes"}};
     return output;
   }
 
@@ -539,7 +539,7 @@ int run(int argc, char** argv) {
     auto file = StatsFile::open(Env::posix(), dir.path() + "/kcache.stats", true);
     if (!file) fail("stats file: " + file.status().message());
     counters.share(std::move(*file));
-    const Fields metadata = {{"format", "test"}, {"compile_us", "123456"}};
+    const Fields metadata = {{kFormatField, "test"}, {std::string(kCompileMicrosField), "123456"}};
     constexpr int kHits = 2'000'000;
     const auto start = Clock::now();
     for (int i = 0; i < kHits; ++i) {

@@ -163,7 +163,7 @@ KernelOutcome run_kernel(const KernelSpec& spec, kcache::Cache& cache, kcache::C
   outcome.tier = std::string(kcache::tier_name(fetched->tier));
   // The warmup is not part of the key, so an entry stored by a program that
   // did not run its kernels (`kcache compile`, say) is served here as well.
-  if (fetched->metadata("warmed") == std::optional<std::string>("no")) {
+  if (fetched->metadata(kcache::kWarmedField) == std::optional<std::string>("no")) {
     outcome.note = "stored without a warmup: PoCL compiles its work-group code at the first run";
   }
 

@@ -218,7 +218,7 @@ KernelOutcome compile_kernel(const CudaKernelSpec& spec, const kcache::Target& t
   outcome.tier = std::string(kcache::tier_name(fetched->tier));
   outcome.bytes = fetched->binary().size();
   outcome.symbol = fetched->lowered_name(spec.entry);
-  const std::string format = fetched->metadata("format").value_or("?");
+  const std::string format = fetched->metadata(kcache::kFormatField).value_or("?");
   if (format != "cubin") {
     outcome.why = "the binary is " + format + ", not cubin";
   } else if (spec.name_expression && outcome.symbol == spec.entry) {

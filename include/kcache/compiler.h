@@ -59,11 +59,31 @@ struct KCACHE_EXPORT CompilerIdentity {
   std::string version{};  // e.g. "OpenCL 3.0 PoCL 3.1|driver 3.1+debian"
 };
 
+// The names of the metadata fields an entry may hold (CompileOutput::
+// metadata, CachedKernel::metadata): set by the backends and kcache, read by
+// programs and the drop-in layers. Stored on disk: a name never changes.
+//
+// The binary's form: "cubin" or "ptx" (nvrtc), "hsaco" (hip), "poclbin",
+// "elf" or "opencl-binary" (opencl), "command-output" (command).
+inline constexpr char kFormatField[] = "format";
+// One per name expression lowered (nvrtc, hip): "<lowered name> <name
+// expression>", e.g. "_Z3addIfEvPT_ add<float>".
+inline constexpr char kLoweredField[] = "lowered";
+// opencl: "yes" when the request's warmup ran on the built program before
+// its binary was read (KernelRequest::warmup), "no" when it had none.
+inline constexpr char kWarmedField[] = "warmed";
+// The compiler's log, kept by the drop-in layers to answer a hit's log query
+// as the compile did.
+inline constexpr char kBuildLogField[] = "build_log";
+// Why an entry was replaced by a refined binary (Cache::refine).
+inline constexpr char kRefinedField[] = "refined";
+
 // What a compile produced.
 struct KCACHE_EXPORT CompileOutput {
   std::vector<std::uint8_t> binary{};
-  // Facts to store with the binary, e.g. {"format", "poclbin"} or a lowered
-  // kernel name. Returned with every later hit.
+  // Facts to store with the binary, e.g. {kFormatField, "poclbin"} or a
+  // lowered kernel name (the field names above). Returned with every later
+  // hit.
   std::vector<std::pair<std::string, std::string>> metadata{};
   // The compiler's messages (warnings), possibly empty.
   std::string log{};

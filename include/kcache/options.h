@@ -1,9 +1,13 @@
 // kcache: options and resolved configuration.
 //
-// Every setting is one row of a single table (src/core/config.cpp): name,
-// type, default, environment variable, documentation. A value comes from,
-// in order of precedence:
-//   1. the `CacheOptions` field set by the program (origin "option"),
+// Every setting kcache reads is one row of a single table
+// (src/core/config.cpp): name, type, default, environment variable,
+// documentation. The README's configuration table is written by hand and
+// checked against the rows by a test. A value comes from, in order of
+// precedence:
+//   1. the `CacheOptions` field set by the program (origin "option"); for
+//      nvrtc_library and hip_library, the `CompilerConfig` field
+//      (compiler.h) of the compiler it makes,
 //   2. the environment variable (origin "env KCACHE_..."),
 //   3. the build (origin "build", for values fixed by CMake),
 //   4. the built-in default (origin "default").

@@ -1,7 +1,9 @@
 // make_compiler: the built-in backends by name. It lives above the
 // backends because it completes their config from kcache's settings: the
 // folder where a backend keeps what it learned about its compiler
-// (compiler_facts.h) is in the user cache, <cache dir>/<version>/compilers.
+// (compiler_facts.h) is in the user cache, <cache dir>/<version>/compilers,
+// and the vendor library and helper program a setting names
+// (BackendSettings) are the table's rows, not read by the backends.
 #include <kcache/compiler.h>
 
 #include "build_config.h"
@@ -38,8 +40,15 @@ Result<std::unique_ptr<Compiler>> make_compiler(const CompilerConfig& given) {
 #if KCACHE_WITH_OPENCL
   if (config.backend == "opencl") return make_opencl_compiler(config);
 #endif
-  if (config.backend == "nvrtc") return make_nvrtc_compiler(config);
-  if (config.backend == "hip") return make_hip_compiler(config);
+  if (config.backend == "nvrtc" || config.backend == "hip") {
+    const Env& env = Env::posix();
+    BackendSettings settings;
+    settings.nvrtc_library = setting_value("nvrtc_library", env);
+    settings.hip_library = setting_value("hip_library", env);
+    settings.hip_worker = setting_value("hip_worker", env);
+    if (config.backend == "nvrtc") return make_nvrtc_compiler(config, settings);
+    return make_hip_compiler(config, settings);
+  }
   if (config.backend == "command") return make_command_compiler(config);
   std::string known;
   for (const auto& name : compiler_backends()) known += (known.empty() ? "" : ", ") + name;

@@ -1,6 +1,9 @@
-// The one table of settings. Every setting kcache reads is a row here; the
-// README's configuration table and `kcache info` are generated from the same
-// rows, so they cannot drift apart.
+// The one table of settings. Every setting kcache reads is a row here, and
+// `kcache info` shows each row; the README's configuration table is written
+// by hand and checked against the rows (tests/core/config_test.cpp). A
+// backend gets its rows' values from make_compiler; only the drop-in layers
+// read their variables themselves, through the constants of
+// base/setting_variables.h, as they run in other programs' processes.
 #include "core/config.h"
 
 #include <kcache/version.h>
@@ -13,13 +16,15 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "base/setting_variables.h"
 #include "build_config.h"
 #include "format/compression.h"
 
 namespace kcache {
 namespace {
 
-enum class SettingType { kPath, kBool, kLogLevel, kSize, kCount, kCompression, kDuration };
+// kText: any value, taken as it is (a soname, a switch read by its own rule).
+enum class SettingType { kPath, kText, kBool, kLogLevel, kSize, kCount, kCompression, kDuration };
 
 struct SettingRow {
   std::string_view name;
@@ -40,7 +45,7 @@ constexpr SettingRow kSettingsTable[] = {
     {"system_db_path", SettingType::kPath, "KCACHE_SYSTEM_DB_PATH", "", "a path",
      "folder of installed read-only .kdb files (default: <prefix>/share/kcache/db beside the "
      "library)"},
-    {"log_level", SettingType::kLogLevel, "KCACHE_LOG_LEVEL", "warning",
+    {"log_level", SettingType::kLogLevel, kLogLevelVariable, "warning",
      "quiet, error, warning, info or debug", "quiet, error, warning, info or debug"},
     {"memory_cache_size", SettingType::kSize, "KCACHE_MEMORY_CACHE_SIZE", "64M",
      "a size such as 1048576, 64K, 64M or 2G",
@@ -86,6 +91,21 @@ constexpr SettingRow kSettingsTable[] = {
      "public key files or folders, separated by ':'",
      "public keys (`kcache keygen`'s .pub files, or folders of them, separated by ':') that "
      "system packages must be signed with; empty: a package is trusted as far as its file"},
+    {"nvrtc_library", SettingType::kText, kNvrtcLibraryVariable, "", "a path or soname",
+     "the libnvrtc the nvrtc backend loads, the only one tried (a program's "
+     "CompilerConfig::nvrtc_library comes first); a path also names the real library behind "
+     "the NVRTC shim; empty: searched (the loader's path, $CUDA_HOME, $CUDA_PATH, "
+     "/usr/local/cuda)"},
+    {"hip_library", SettingType::kText, kHipLibraryVariable, "", "a path or soname",
+     "the libamdhip64 (hipRTC) the hip backend loads, the only one tried (a program's "
+     "CompilerConfig::hip_library comes first); empty: searched (the loader's path, $ROCM_PATH, "
+     "$HIP_PATH, /opt/rocm)"},
+    {"hip_worker", SettingType::kPath, kHipWorkerVariable, "", "a path",
+     "the hip backend's helper program, the only one tried; empty: the kcache-hip-worker "
+     "installed with the library (or, run from the build tree, the one built there)"},
+    {"layer_disable", SettingType::kText, kLayerDisableVariable, "", "any text",
+     "anything but empty or 0: the drop-in layers serve nothing (every call is the real one) "
+     "and `kcache run` preloads none; read by the layers in the program's environment"},
 };
 
 std::string lower(std::string_view text) {
@@ -126,6 +146,7 @@ std::string default_system_db_path() {
 bool valid_value(SettingType type, std::string_view text) {
   switch (type) {
     case SettingType::kPath:
+    case SettingType::kText:
       return true;
     case SettingType::kBool:
       return parse_bool(text).has_value();
@@ -332,89 +353,109 @@ const Setting* ResolvedConfig::find(std::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+// What the program set for the row `name`, as text, so every row resolves
+// the same way; nullopt when it set nothing.
+std::optional<std::string> option_value(const CacheOptions& options, std::string_view name) {
+  if (name == "cache_dir") return options.cache_dir;
+  if (name == "system_db_path") return options.system_db_path;
+  if (name == "disable_cache" && options.disable_cache) {
+    return std::string(*options.disable_cache ? "true" : "false");
+  }
+  if (name == "log_level" && options.log_level) {
+    return std::string(log_level_name(*options.log_level));
+  }
+  if (name == "memory_cache_size" && options.memory_cache_size) {
+    return std::to_string(*options.memory_cache_size);
+  }
+  if (name == "compression") return options.compression;
+  if (name == "record") return options.record_path;
+  if (name == "trusted_keys") return options.trusted_keys;
+  if (name == "sync" && options.sync) return std::string(*options.sync ? "true" : "false");
+  if (name == "shared_cache" && options.shared_cache) {
+    return std::string(*options.shared_cache ? "true" : "false");
+  }
+  if (name == "failure_ttl" && options.failure_ttl) {
+    return std::to_string(options.failure_ttl->count()) + "ms";
+  }
+  if (name == "max_size" && options.max_size) return std::to_string(*options.max_size);
+  if (name == "max_entries" && options.max_entries) return std::to_string(*options.max_entries);
+  if (name == "max_age" && options.max_age) return std::to_string(options.max_age->count()) + "s";
+  if (name == "lock_timeout" && options.lock_timeout) {
+    return std::to_string(options.lock_timeout->count()) + "ms";
+  }
+  return std::nullopt;
+}
+
+// The row's default and its origin; some depend on the build or the machine.
+std::pair<std::string, std::string> default_for(const SettingRow& row, const Env& env) {
+  if (row.name == "cache_dir") {
+    std::string build = KCACHE_BUILD_CACHE_DIR;
+    if (build == "~/.cache/kcache") {
+      if (auto xdg = env.get_env("XDG_CACHE_HOME"); xdg && xdg->starts_with("/")) {
+        return {*xdg + "/kcache", "env XDG_CACHE_HOME"};
+      }
+    }
+    return {build, "build"};
+  }
+  if (row.name == "system_db_path") return {default_system_db_path(), "build"};
+  return {std::string(row.default_value), "default"};
+}
+
+// One row: the program's option, else the environment, else the default; a
+// malformed value is reported in `warnings` and replaced by the default.
+Setting resolve_row(const SettingRow& row, const CacheOptions& options, const Env& env,
+                    std::vector<std::string>& warnings) {
+  Setting setting{std::string(row.name), "", "", std::string(row.env_var), std::string(row.doc)};
+  if (auto value = option_value(options, row.name)) {
+    setting.value = *value;
+    setting.origin = "option";
+  } else if (auto env_value =
+                 options.read_environment ? env.get_env(std::string(row.env_var)) : std::nullopt;
+             env_value && (!trim(*env_value).empty() ||
+                           // Keys asked for and naming none fail closed
+                           // (resolve_config): blank is not "unset" there.
+                           (row.name == "trusted_keys" && !env_value->empty()))) {
+    setting.value = *env_value;
+    setting.origin = "env " + std::string(row.env_var);
+  } else {
+    std::tie(setting.value, setting.origin) = default_for(row, env);
+    // An empty variable means "unset" for the others; for the cache
+    // folder it is more likely a script's unset variable
+    // (KCACHE_CUSTOM_CACHE_DIR=$SCRATCH) than a wish for the default.
+    if (row.name == "cache_dir" && env_value) {
+      warnings.push_back("Ignoring " + std::string(row.env_var) + "='" + *env_value +
+                         "': expected " + std::string(row.expected) + "; using '" + setting.value +
+                         "'");
+    }
+  }
+  if (!valid_value(row.type, setting.value)) {
+    auto [fallback, fallback_origin] = default_for(row, env);
+    warnings.push_back("Ignoring " + setting.origin.substr(setting.origin.find(' ') + 1) + "='" +
+                       setting.value + "': expected " + std::string(row.expected) + "; using '" +
+                       fallback + "'");
+    setting.value = fallback;
+    setting.origin = fallback_origin;
+  }
+  return setting;
+}
+
+}  // namespace
+
+std::string setting_value(std::string_view name, const Env& env) {
+  for (const SettingRow& row : kSettingsTable) {
+    if (row.name != name) continue;
+    std::vector<std::string> warnings;  // the cache's to report
+    return resolve_row(row, CacheOptions{}, env, warnings).value;
+  }
+  return {};
+}
+
 ResolvedConfig resolve_config(const CacheOptions& options, Env& env) {
   ResolvedConfig config;
-
-  // What the program set, as text, so every row resolves the same way.
-  auto option_value = [&](std::string_view name) -> std::optional<std::string> {
-    if (name == "cache_dir") return options.cache_dir;
-    if (name == "system_db_path") return options.system_db_path;
-    if (name == "disable_cache" && options.disable_cache) {
-      return std::string(*options.disable_cache ? "true" : "false");
-    }
-    if (name == "log_level" && options.log_level) {
-      return std::string(log_level_name(*options.log_level));
-    }
-    if (name == "memory_cache_size" && options.memory_cache_size) {
-      return std::to_string(*options.memory_cache_size);
-    }
-    if (name == "compression") return options.compression;
-    if (name == "record") return options.record_path;
-    if (name == "trusted_keys") return options.trusted_keys;
-    if (name == "sync" && options.sync) return std::string(*options.sync ? "true" : "false");
-    if (name == "shared_cache" && options.shared_cache) {
-      return std::string(*options.shared_cache ? "true" : "false");
-    }
-    if (name == "failure_ttl" && options.failure_ttl) {
-      return std::to_string(options.failure_ttl->count()) + "ms";
-    }
-    if (name == "max_size" && options.max_size) return std::to_string(*options.max_size);
-    if (name == "max_entries" && options.max_entries) return std::to_string(*options.max_entries);
-    if (name == "max_age" && options.max_age) return std::to_string(options.max_age->count()) + "s";
-    if (name == "lock_timeout" && options.lock_timeout) {
-      return std::to_string(options.lock_timeout->count()) + "ms";
-    }
-    return std::nullopt;
-  };
-
-  // Defaults that depend on the build or the machine.
-  auto default_for = [&](const SettingRow& row) -> std::pair<std::string, std::string> {
-    if (row.name == "cache_dir") {
-      std::string build = KCACHE_BUILD_CACHE_DIR;
-      if (build == "~/.cache/kcache") {
-        if (auto xdg = env.get_env("XDG_CACHE_HOME"); xdg && xdg->starts_with("/")) {
-          return {*xdg + "/kcache", "env XDG_CACHE_HOME"};
-        }
-      }
-      return {build, "build"};
-    }
-    if (row.name == "system_db_path") return {default_system_db_path(), "build"};
-    return {std::string(row.default_value), "default"};
-  };
-
   for (const SettingRow& row : kSettingsTable) {
-    Setting setting{std::string(row.name), "", "", std::string(row.env_var), std::string(row.doc)};
-    if (auto value = option_value(row.name)) {
-      setting.value = *value;
-      setting.origin = "option";
-    } else if (auto env_value =
-                   options.read_environment ? env.get_env(std::string(row.env_var)) : std::nullopt;
-               env_value && (!trim(*env_value).empty() ||
-                             // Keys asked for and naming none fail closed
-                             // (below): blank is not "unset" there.
-                             (row.name == "trusted_keys" && !env_value->empty()))) {
-      setting.value = *env_value;
-      setting.origin = "env " + std::string(row.env_var);
-    } else {
-      std::tie(setting.value, setting.origin) = default_for(row);
-      // An empty variable means "unset" for the others; for the cache
-      // folder it is more likely a script's unset variable
-      // (KCACHE_CUSTOM_CACHE_DIR=$SCRATCH) than a wish for the default.
-      if (row.name == "cache_dir" && env_value) {
-        config.warnings.push_back("Ignoring " + std::string(row.env_var) + "='" + *env_value +
-                                  "': expected " + std::string(row.expected) + "; using '" +
-                                  setting.value + "'");
-      }
-    }
-    if (!valid_value(row.type, setting.value)) {
-      auto [fallback, fallback_origin] = default_for(row);
-      config.warnings.push_back("Ignoring " + setting.origin.substr(setting.origin.find(' ') + 1) +
-                                "='" + setting.value + "': expected " + std::string(row.expected) +
-                                "; using '" + fallback + "'");
-      setting.value = fallback;
-      setting.origin = fallback_origin;
-    }
-    config.settings.push_back(std::move(setting));
+    config.settings.push_back(resolve_row(row, options, env, config.warnings));
   }
 
   const auto value_of = [&](std::string_view name) { return config.find(name)->value; };

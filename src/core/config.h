@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "env/env.h"
@@ -22,6 +23,12 @@ std::optional<LogLevel> parse_log_level(std::string_view text);
 // unset, not writable), the private fallback folder is created and checked
 // here (README, Configuration; docs/design.md §6.5).
 ResolvedConfig resolve_config(const CacheOptions& options, Env& env);
+
+// The value of the setting `name` (a row of the table, "nvrtc_library"),
+// resolved as resolve_config resolves it without a program's options:
+// the environment, else the default. Malformed: the default. Creates
+// nothing. Empty for a name that is no row.
+std::string setting_value(std::string_view name, const Env& env);
 
 // The version folder appended to the cache dir: the kcache version.
 std::string_view version_folder();

@@ -209,7 +209,7 @@ class ModuleLoader::Impl {
     }
     if (rc != CUDA_SUCCESS) {
       return Status::unavailable("cuModuleLoadData rejected the " +
-                                 cached->metadata("format").value_or("binary") + " for " +
+                                 cached->metadata(kFormatField).value_or("binary") + " for " +
                                  cached->target.to_string() + ": " + driver_->error(rc));
     }
     try {

@@ -16,6 +16,8 @@
 #include <set>
 #include <string>
 
+#include "base/setting_variables.h"
+
 namespace kcache::layer {
 
 // The cache, or nullptr when the layer serves nothing (it cannot be opened,
@@ -23,7 +25,7 @@ namespace kcache::layer {
 // layer"), `serves` what its info line says it serves.
 inline std::unique_ptr<Cache> open_layer_cache(const char* name, const std::string& serves) {
   CacheOptions options;
-  if (std::getenv("KCACHE_LOG_LEVEL") == nullptr) options.log_level = LogLevel::kError;
+  if (std::getenv(kLogLevelVariable) == nullptr) options.log_level = LogLevel::kError;
   auto cache = Cache::open(options);
   if (!cache) {
     std::fprintf(stderr, "kcache: Warning [Layer] the %s is off: the cache cannot be opened (%s)\n",

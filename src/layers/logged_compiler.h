@@ -22,7 +22,7 @@ class LoggedCompiler final : public Compiler {
   }
   Result<CompileOutput> compile(const KernelRequest& request, const Target& target) override {
     auto output = inner_->compile(request, target);
-    if (output && !output->log.empty()) output->metadata.emplace_back("build_log", output->log);
+    if (output && !output->log.empty()) output->metadata.emplace_back(kBuildLogField, output->log);
     return output;
   }
 

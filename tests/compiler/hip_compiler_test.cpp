@@ -21,34 +21,14 @@
 #include "core/cache_internal.h"
 #include "fakes/fault_env.h"
 #include "fakes/required_backends.h"
+#include "fakes/scoped_env.h"
 #include "fakes/temp_folder.h"
 
 namespace kcache {
 namespace {
 
+using testing::ScopedEnv;
 using testing::TempFolder;
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 constexpr const char* kKernels = R"(
 template <int N>
@@ -148,7 +128,7 @@ TEST_F(HipCompilerTest, CodeObjectForEachTarget) {
         << target;
     EXPECT_EQ(read_le(code, 18, 2), 0xE0u) << target << ": e_machine is not EM_AMDGPU";
     EXPECT_EQ(read_le(code, 48, 4) & 0xffu, mach) << target << ": e_flags";
-    EXPECT_EQ(field(*out, "format"), "hsaco");
+    EXPECT_EQ(field(*out, kFormatField), "hsaco");
     RecordProperty(std::string("compile_ms_") + target, static_cast<int>(ms));
     std::cout << "hipRTC " << target << ": " << code.size() << " bytes in " << ms << " ms\n";
   }
@@ -203,7 +183,7 @@ TEST_F(HipCompilerTest, NameExpressionsAreLoweredAndStored) {
   ASSERT_TRUE(again.is_ok());
   EXPECT_EQ(again->tier, TierKind::kUser);
   EXPECT_EQ(again->lowered_name("scale<32>"), "_Z5scaleILi32EEvPf");
-  EXPECT_EQ(again->metadata("format"), "hsaco");
+  EXPECT_EQ(again->metadata(kFormatField), "hsaco");
   EXPECT_EQ(again->db, "gfx906_60");
 }
 
@@ -431,6 +411,25 @@ TEST(HipMissingTest, AMissingLibraryIsNamed) {
   EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(made.status().message().find("/nonexistent/libamdhip64.so.99"), std::string::npos)
       << made.status().message();
+}
+
+// KCACHE_HIP_LIBRARY (the hip_library setting, which make_compiler hands
+// the backend) names the only library tried; the program's comes first.
+TEST(HipMissingTest, TheSettingNamesTheOnlyLibraryTried) {
+  ScopedEnv library("KCACHE_HIP_LIBRARY", "/nonexistent/libamdhip64.so.98");
+  CompilerConfig config;
+  config.backend = "hip";
+  auto made = make_compiler(config);
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(made.status().message().find("/nonexistent/libamdhip64.so.98"), std::string::npos)
+      << made.status().message();
+  config.hip_library = "/nonexistent/libamdhip64.so.99";
+  made = make_compiler(config);
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_NE(made.status().message().find("/nonexistent/libamdhip64.so.99"), std::string::npos)
+      << made.status().message();
+  EXPECT_EQ(made.status().message().find("so.98"), std::string::npos) << made.status().message();
 }
 
 TEST(HipMissingTest, AMissingWorkerIsNamed) {

@@ -10,11 +10,13 @@
 #include "core/cache_internal.h"
 #include "fakes/fault_env.h"
 #include "fakes/required_backends.h"
+#include "fakes/scoped_env.h"
 #include "fakes/temp_folder.h"
 
 namespace kcache {
 namespace {
 
+using testing::ScopedEnv;
 using testing::TempFolder;
 
 class NvrtcCompilerTest : public ::testing::Test {
@@ -55,10 +57,10 @@ TEST_F(NvrtcCompilerTest, CubinForRealArchPtxForVirtual) {
   EXPECT_EQ(std::string(cubin->binary.begin(), cubin->binary.begin() + 4),
             "\x7f"
             "ELF");
-  EXPECT_EQ(field(*cubin, "format"), "cubin");
+  EXPECT_EQ(field(*cubin, kFormatField), "cubin");
   auto ptx = compile(request, "compute_90");
   ASSERT_TRUE(ptx.is_ok());
-  EXPECT_EQ(field(*ptx, "format"), "ptx");
+  EXPECT_EQ(field(*ptx, kFormatField), "ptx");
   EXPECT_NE(std::string(ptx->binary.begin(), ptx->binary.end()).find(".visible .entry k"),
             std::string::npos);
 }
@@ -215,6 +217,28 @@ TEST(NvrtcMissingTest, AMissingLibraryIsNamed) {
   EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(made.status().message().find("/nonexistent/libnvrtc.so.99"), std::string::npos)
       << made.status().message();
+}
+
+// KCACHE_NVRTC_LIBRARY (the nvrtc_library setting, which make_compiler
+// hands the backend) names the only library tried, and the message says
+// how to name another; the program's comes first.
+TEST(NvrtcMissingTest, TheSettingNamesTheOnlyLibraryTried) {
+  ScopedEnv library("KCACHE_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.98");
+  CompilerConfig config;
+  config.backend = "nvrtc";
+  config.facts_dir = "-";
+  auto made = make_compiler(config);
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
+  const std::string message = made.status().message();
+  EXPECT_NE(message.find("/nonexistent/libnvrtc.so.98"), std::string::npos) << message;
+  EXPECT_NE(message.find("set KCACHE_NVRTC_LIBRARY or CUDA_HOME"), std::string::npos) << message;
+  config.nvrtc_library = "/nonexistent/libnvrtc.so.99";
+  made = make_compiler(config);
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_NE(made.status().message().find("/nonexistent/libnvrtc.so.99"), std::string::npos)
+      << made.status().message();
+  EXPECT_EQ(made.status().message().find("so.98"), std::string::npos) << made.status().message();
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ TEST_F(CacheRefineTest, ARefinedBinaryIsServedNowAndToTheNextProcess) {
   auto refined = AdvancedCache(*cache).refine(*first, better, "PoCL work-group code (2 files)");
   ASSERT_TRUE(refined.is_ok()) << refined.status().to_string();
   EXPECT_EQ(bytes_of(*refined), original + " with work-group code");
-  EXPECT_EQ(refined->metadata("refined"), "PoCL work-group code (2 files)");
+  EXPECT_EQ(refined->metadata(kRefinedField), "PoCL work-group code (2 files)");
 
   auto again = cache->get_or_compile(request(), compiler);
   ASSERT_TRUE(again.is_ok());
@@ -46,11 +46,11 @@ TEST_F(CacheRefineTest, ARefinedBinaryIsServedNowAndToTheNextProcess) {
   // The compiler's metadata stays; the key is the same.
   EXPECT_EQ(next->key, first->key);
   for (const auto& [name, value] : first->metadata_fields) {
-    if (name != "refined") {
+    if (name != kRefinedField) {
       EXPECT_EQ(next->metadata(name), value) << name;
     }
   }
-  EXPECT_EQ(next->metadata("refined"), "PoCL work-group code (2 files)");
+  EXPECT_EQ(next->metadata(kRefinedField), "PoCL work-group code (2 files)");
   EXPECT_EQ(compiler.compiles, 1);
 }
 
@@ -68,9 +68,9 @@ TEST_F(CacheRefineTest, ARefinedEntryCanBeRefinedAgain) {
   ASSERT_TRUE(next.is_ok());
   EXPECT_EQ(bytes_of(*next), "twice");
   int fields = 0;
-  for (const auto& field : next->metadata_fields) fields += field.first == "refined" ? 1 : 0;
+  for (const auto& field : next->metadata_fields) fields += field.first == kRefinedField ? 1 : 0;
   EXPECT_EQ(fields, 1);
-  EXPECT_EQ(next->metadata("refined"), "two");
+  EXPECT_EQ(next->metadata(kRefinedField), "two");
 }
 
 // The entry changed since the kernel was read (another process refined or

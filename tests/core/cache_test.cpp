@@ -131,7 +131,7 @@ TEST_F(CacheTest, MissThenMemoryThenUserHit) {
   EXPECT_EQ(first->tier, TierKind::kCompiled);
   EXPECT_EQ(first->db, "gfx906_60");
   EXPECT_EQ(first->compile_log, "fake log");
-  EXPECT_EQ(first->metadata("format"), "fake");
+  EXPECT_EQ(first->metadata(kFormatField), "fake");
 
   auto second = cache->get_or_compile(request(), compiler);
   EXPECT_EQ(second->tier, TierKind::kMemory);
@@ -142,7 +142,7 @@ TEST_F(CacheTest, MissThenMemoryThenUserHit) {
   EXPECT_EQ(third->tier, TierKind::kUser);
   EXPECT_EQ(third->key, first->key);
   EXPECT_EQ(bytes_of(*third), bytes_of(*first));
-  EXPECT_EQ(third->metadata("format"), "fake");
+  EXPECT_EQ(third->metadata(kFormatField), "fake");
   EXPECT_EQ(compiler.compiles, 1);
   EXPECT_EQ(fresh->stats().user_hits, 1u);
   EXPECT_TRUE(std::filesystem::exists(dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60.ukdb"));
@@ -740,7 +740,7 @@ class WarmingCompiler : public Compiler {
     ++compiles;
     CompileOutput out;
     out.binary = {1, 2, 3};
-    out.metadata = {{"warmed", request.warmup ? "yes" : "no"}};
+    out.metadata = {{kWarmedField, request.warmup ? "yes" : "no"}};
     return out;
   }
   CompilerIdentity id{"warm", "w", "1"};
@@ -751,15 +751,15 @@ class WarmingCompiler : public Compiler {
 // request that brings one: it is rebuilt warmed, once.
 TEST_F(CacheTest, UnwarmedEntryIsRebuiltForAWarmupRequest) {
   WarmingCompiler warming;
-  EXPECT_EQ(open()->get_or_compile(request(), warming)->metadata("warmed"), "no");
+  EXPECT_EQ(open()->get_or_compile(request(), warming)->metadata(kWarmedField), "no");
   auto warm_request = request();
   warm_request.warmup = [](const BuiltProgram&) { return Status::ok(); };
   auto rebuilt = open()->get_or_compile(warm_request, warming);
   EXPECT_EQ(rebuilt->tier, TierKind::kCompiled);
-  EXPECT_EQ(rebuilt->metadata("warmed"), "yes");
+  EXPECT_EQ(rebuilt->metadata(kWarmedField), "yes");
   auto reused = open()->get_or_compile(warm_request, warming);
   EXPECT_EQ(reused->tier, TierKind::kUser);
-  EXPECT_EQ(reused->metadata("warmed"), "yes");
+  EXPECT_EQ(reused->metadata(kWarmedField), "yes");
   EXPECT_EQ(warming.compiles, 2);
   // A request without a warmup takes the warmed binary happily.
   EXPECT_EQ(open()->get_or_compile(request(), warming)->tier, TierKind::kUser);
@@ -782,7 +782,7 @@ TEST_F(CacheTest, UnwarmedPackageEntryIsServedToAWarmupRequest) {
   auto served = open()->get_or_compile(warm_request, unwarmed);
   ASSERT_TRUE(served.is_ok());
   EXPECT_EQ(served->tier, TierKind::kSystem);
-  EXPECT_EQ(served->metadata("warmed"), "no");
+  EXPECT_EQ(served->metadata(kWarmedField), "no");
   EXPECT_EQ(unwarmed.compiles, 1);
 }
 

@@ -205,6 +205,34 @@ TEST_F(ResolveConfigTest, SyncAndTrustedKeys) {
   EXPECT_TRUE(resolve().trusted_keys.empty()) << "empty is off";
 }
 
+// The settings read by the backends and the drop-in layers are rows too,
+// so `kcache info` shows them with their origin; make_compiler hands a
+// backend the value setting_value resolves, the same as the row's.
+TEST_F(ResolveConfigTest, BackendAndLayerSettingsAreRows) {
+  for (const char* name : {"nvrtc_library", "hip_library", "hip_worker", "layer_disable"}) {
+    const Setting* setting = resolve().find(name);
+    ASSERT_NE(setting, nullptr) << name;
+    EXPECT_EQ(setting->value, "") << name;
+    EXPECT_EQ(setting->origin, "default") << name;
+    EXPECT_EQ(setting_value(name, env), "") << name;
+  }
+  env.vars["KCACHE_NVRTC_LIBRARY"] = "/opt/cuda-12/lib64/libnvrtc.so.12";
+  env.vars["KCACHE_HIP_LIBRARY"] = "libamdhip64.so.5";
+  env.vars["KCACHE_HIP_WORKER"] = "/opt/kcache/kcache-hip-worker";
+  env.vars["KCACHE_LAYER_DISABLE"] = "1";
+  const ResolvedConfig config = resolve();
+  EXPECT_EQ(config.find("nvrtc_library")->value, "/opt/cuda-12/lib64/libnvrtc.so.12");
+  EXPECT_EQ(config.find("nvrtc_library")->origin, "env KCACHE_NVRTC_LIBRARY");
+  EXPECT_EQ(config.find("hip_library")->origin, "env KCACHE_HIP_LIBRARY");
+  EXPECT_EQ(config.find("hip_worker")->origin, "env KCACHE_HIP_WORKER");
+  EXPECT_EQ(config.find("layer_disable")->value, "1");
+  EXPECT_TRUE(config.warnings.empty());
+  for (const char* name : {"nvrtc_library", "hip_library", "hip_worker", "layer_disable"}) {
+    EXPECT_EQ(setting_value(name, env), config.find(name)->value) << name;
+  }
+  EXPECT_EQ(setting_value("no_such_setting", env), "");
+}
+
 TEST_F(ResolveConfigTest, MalformedValuesFallBackWithAWarning) {
   env.vars["KCACHE_LOG_LEVEL"] = "verbose";
   env.vars["KCACHE_MEMORY_CACHE_SIZE"] = "lots";

@@ -58,7 +58,7 @@ class FakeCompiler final : public Compiler {
     std::string text = "BIN[" + target.id() + "|" + request.options + "|" + request.source + "]";
     output.binary.assign(text.begin(), text.end());
     if (binary_size > output.binary.size()) output.binary.resize(binary_size, 0xAB);
-    output.metadata.emplace_back("format", "fake");
+    output.metadata.emplace_back(kFormatField, "fake");
     output.log = "fake log";
     return output;
   }

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <kcache/compiler.h>
+
 #include <random>
+#include <string_view>
 
 #include "base/hash.h"
 
@@ -160,6 +163,17 @@ TEST(EntryTest, CorruptZstdPayloadWithValidChecksumIsStillCorruption) {
   auto digest = checksum.finish();
   std::copy(digest.begin(), digest.end(), packed.data.get() + 72);
   EXPECT_EQ(decode_entry(packed, &entry.key).status().code(), StatusCode::kCorruption);
+}
+
+// The metadata field names are in every entry on disk and in every
+// package: renaming a constant must not rename a stored field.
+TEST(EntryTest, MetadataFieldNamesAreTheStoredOnes) {
+  EXPECT_EQ(std::string_view(kFormatField), "format");
+  EXPECT_EQ(std::string_view(kLoweredField), "lowered");
+  EXPECT_EQ(std::string_view(kWarmedField), "warmed");
+  EXPECT_EQ(std::string_view(kBuildLogField), "build_log");
+  EXPECT_EQ(std::string_view(kRefinedField), "refined");
+  EXPECT_EQ(kCompileMicrosField, "compile_us");
 }
 
 }  // namespace

@@ -366,7 +366,7 @@ class CommandCompiler final : public Compiler {
     }
     CompileOutput result;
     result.binary = std::move(*binary);
-    result.metadata.emplace_back("format", "command-output");
+    result.metadata.emplace_back(kFormatField, "command-output");
     if (depend_mode) {
       auto listed = read_compiler_output(deps, 64ull << 20, deadline);
       if (!listed) {

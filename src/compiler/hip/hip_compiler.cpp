@@ -40,10 +40,12 @@
 #include <map>
 #include <mutex>
 
+#include "base/setting_variables.h"
 #include "compiler/command/process.h"
 #include "compiler/compiler_facts.h"
 #include "compiler/hip/hip_protocol.h"
 #include "compiler/registry.h"
+#include "compiler/vendor_library.h"
 #include "env/temp_dir.h"
 #include "inputs/options.h"
 
@@ -74,25 +76,12 @@ struct HipRuntime {
   CompilerIdentity identity;
 };
 
-// Where libamdhip64 may be. A library named by the program or by
-// KCACHE_HIP_LIBRARY is the only one tried (no silent fallback to another
-// ROCm); otherwise the loader's search path, then $ROCM_PATH, $HIP_PATH and
-// /opt/rocm.
-std::vector<std::string> library_candidates(const std::string& configured) {
-  if (!configured.empty()) return {configured};
-  if (const char* env = std::getenv("KCACHE_HIP_LIBRARY"); env && *env) return {env};
-  const char* sonames[] = {"libamdhip64.so.5", "libamdhip64.so"};
-  std::vector<std::string> names(std::begin(sonames), std::end(sonames));
-  std::vector<std::string> roots;
-  for (const char* var : {"ROCM_PATH", "HIP_PATH"}) {
-    if (const char* root = std::getenv(var); root && *root) roots.emplace_back(root);
-  }
-  roots.emplace_back("/opt/rocm");
-  for (const auto& root : roots) {
-    for (const char* soname : sonames) names.push_back(root + "/lib/" + soname);
-  }
-  return names;
-}
+// Where libamdhip64 may be (vendor_library_candidates): the library the
+// program or the hip_library setting names, else the loader's search path,
+// then $ROCM_PATH/lib, $HIP_PATH/lib and /opt/rocm/lib.
+constexpr const char* kHipSonames[] = {"libamdhip64.so.5", "libamdhip64.so"};
+constexpr const char* kRocmRootVariables[] = {"ROCM_PATH", "HIP_PATH"};
+constexpr VendorToolkit kRocmToolkit{kHipSonames, kRocmRootVariables, "/opt/rocm", "lib"};
 
 // The folder of the file this code runs from: libkcache.so, or the program
 // that links kcache statically.
@@ -112,14 +101,15 @@ bool executable(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
-// The worker: $KCACHE_HIP_WORKER (the only one tried when set), else the
-// installed one (<libdir>/../libexec/kcache/, found from the loaded
-// library), else, for code running from its build tree, the one built
-// beside it. An installed kcache never runs a program out of a build folder.
-Result<std::string> find_worker() {
-  if (const char* env = std::getenv("KCACHE_HIP_WORKER"); env && *env) {
-    if (executable(env)) return std::string(env);
-    return Status::unavailable(std::string("KCACHE_HIP_WORKER=") + env +
+// The worker: the one the hip_worker setting names (KCACHE_HIP_WORKER; the
+// only one tried when set), else the installed one
+// (<libdir>/../libexec/kcache/, found from the loaded library), else, for
+// code running from its build tree, the one built beside it. An installed
+// kcache never runs a program out of a build folder.
+Result<std::string> find_worker(const std::string& named) {
+  if (!named.empty()) {
+    if (executable(named)) return named;
+    return Status::unavailable(std::string(kHipWorkerVariable) + "=" + named +
                                " is not an executable file");
   }
   std::vector<std::string> tried;
@@ -142,9 +132,10 @@ Result<std::string> find_worker() {
   }
   std::string where;
   for (const auto& path : tried) where += (where.empty() ? "" : ", ") + path;
-  return Status::unavailable(
-      std::string("the hip backend needs its helper program ") + kWorkerName + " (not found" +
-      (where.empty() ? std::string() : " at " + where) + "); set KCACHE_HIP_WORKER to its path");
+  return Status::unavailable(std::string("the hip backend needs its helper program ") +
+                             kWorkerName + " (not found" +
+                             (where.empty() ? std::string() : " at " + where) + "); set " +
+                             kHipWorkerVariable + " to its path");
 }
 
 struct WorkerRun {
@@ -211,9 +202,9 @@ Result<std::shared_ptr<const HipRuntime>> probe(const std::string& worker,
   const Records& result = *run->result;
   if (result.first("status") != "ok") {
     return Status::unavailable(
-        "the hip backend needs libamdhip64 (ROCm's hipRTC); set KCACHE_HIP_LIBRARY or "
-        "ROCM_PATH: cannot load " +
-        candidates.front() + " (" + result.first("message").value_or("?") + ")");
+        std::string("the hip backend needs libamdhip64 (ROCm's hipRTC); set ") +
+        kHipLibraryVariable + " or ROCM_PATH: cannot load " + candidates.front() + " (" +
+        result.first("message").value_or("?") + ")");
   }
 
   auto runtime = std::make_shared<HipRuntime>();
@@ -388,8 +379,9 @@ class HipCompiler final : public Compiler {
     }
     CompileOutput output;
     output.binary.assign(code->begin(), code->end());
-    output.metadata.emplace_back("format", "hsaco");
-    for (auto& lowered : result.all("lowered")) output.metadata.emplace_back("lowered", lowered);
+    output.metadata.emplace_back(kFormatField, "hsaco");
+    // The worker's "lowered" records (hip_protocol.h) are the entry's fields.
+    for (auto& name : result.all("lowered")) output.metadata.emplace_back(kLoweredField, name);
     output.log = std::move(log);
     return output;
   }
@@ -434,10 +426,12 @@ std::optional<std::string> hip_target_misfit(const Target& target) {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<Compiler>> make_hip_compiler(const CompilerConfig& config) {
-  auto worker = find_worker();
+Result<std::unique_ptr<Compiler>> make_hip_compiler(const CompilerConfig& config,
+                                                    const BackendSettings& settings) {
+  auto worker = find_worker(settings.hip_worker);
   if (!worker) return worker.status();
-  const std::vector<std::string> candidates = library_candidates(config.hip_library);
+  const std::vector<std::string> candidates = vendor_library_candidates(
+      config.hip_library.empty() ? settings.hip_library : config.hip_library, kRocmToolkit);
   std::string key = *worker;
   for (const auto& name : candidates) key += "\n" + name;
 

@@ -10,8 +10,8 @@
 // <cuda/std/...> work out of the box; headers found there belong to the
 // toolkit and are covered by the NVRTC version in the key.
 //
-// NVRTC's few C declarations are written out here rather than taken from
-// nvrtc.h, so kcache builds on machines without the CUDA toolkit.
+// NVRTC's C API and where libnvrtc may be: nvrtc_api.h, shared with the
+// NVRTC shim.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -23,7 +23,9 @@
 #include <optional>
 
 #include "base/hash.h"
+#include "base/setting_variables.h"
 #include "compiler/compiler_facts.h"
+#include "compiler/nvrtc/nvrtc_api.h"
 #include "compiler/registry.h"
 #include "env/dynamic_library.h"
 #include "inputs/options.h"
@@ -31,31 +33,9 @@
 namespace kcache {
 namespace {
 
-// From nvrtc.h (stable since CUDA 7; the ABI kcache relies on).
-using nvrtcResult = int;
-using nvrtcProgram = struct _nvrtcProgram*;
-constexpr nvrtcResult NVRTC_SUCCESS = 0;
-constexpr nvrtcResult NVRTC_ERROR_INVALID_OPTION = 5;
-constexpr nvrtcResult NVRTC_ERROR_COMPILATION = 6;
-
-struct NvrtcApi {
+// A loaded libnvrtc: its functions, and the library they live in.
+struct NvrtcApi : NvrtcFunctions {
   std::shared_ptr<DynamicLibrary> library;
-  const char* (*GetErrorString)(nvrtcResult) = nullptr;
-  nvrtcResult (*Version)(int*, int*) = nullptr;
-  nvrtcResult (*GetNumSupportedArchs)(int*) = nullptr;
-  nvrtcResult (*GetSupportedArchs)(int*) = nullptr;
-  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
-                               const char* const*) = nullptr;
-  nvrtcResult (*DestroyProgram)(nvrtcProgram*) = nullptr;
-  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*) = nullptr;
-  nvrtcResult (*GetPTXSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetPTX)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*AddNameExpression)(nvrtcProgram, const char*) = nullptr;
-  nvrtcResult (*GetLoweredName)(nvrtcProgram, const char*, const char**) = nullptr;
 
   std::string error(nvrtcResult rc) const {
     const char* text = GetErrorString ? GetErrorString(rc) : nullptr;
@@ -63,66 +43,41 @@ struct NvrtcApi {
   }
 };
 
-// Where libnvrtc may be. A library named by the program or by
-// KCACHE_NVRTC_LIBRARY is the only one tried (no silent fallback to
-// another toolkit); otherwise the loader's search path, then the usual
-// toolkit folders.
-std::vector<std::string> library_candidates(const std::string& configured) {
-  if (!configured.empty()) return {configured};
-  if (const char* env = std::getenv("KCACHE_NVRTC_LIBRARY"); env && *env) return {env};
-  std::vector<std::string> names;
-  const char* sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
-  for (const char* soname : sonames) names.emplace_back(soname);
-  std::vector<std::string> roots;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = std::getenv(var); root && *root) roots.emplace_back(root);
-  }
-  roots.emplace_back("/usr/local/cuda");
-  for (const auto& root : roots) {
-    for (const char* soname : sonames) names.push_back(root + "/lib64/" + soname);
-  }
-  return names;
+// The libnvrtc to load: the one the program names, else the one the
+// nvrtc_library setting names; empty: searched (vendor_library.h).
+std::string named_library(const CompilerConfig& config, const BackendSettings& settings) {
+  return config.nvrtc_library.empty() ? settings.nvrtc_library : config.nvrtc_library;
 }
 
-Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& configured) {
-  auto library = DynamicLibrary::open(library_candidates(configured));
+Result<std::shared_ptr<const NvrtcApi>> load_nvrtc(const std::string& named) {
+  auto library = DynamicLibrary::open(vendor_library_candidates(named, kCudaToolkit));
   if (!library) {
     return Status::unavailable(
-        "the nvrtc backend needs libnvrtc (the CUDA toolkit's runtime compiler); set "
-        "KCACHE_NVRTC_LIBRARY or CUDA_HOME: " +
-        library.status().message());
+        std::string(
+            "the nvrtc backend needs libnvrtc (the CUDA toolkit's runtime compiler); set ") +
+        kNvrtcLibraryVariable + " or CUDA_HOME: " + library.status().message());
   }
   auto api = std::make_shared<NvrtcApi>();
   api->library = *library;
   const DynamicLibrary& lib = **library;
-  for (Status s :
-       {lib.bind("nvrtcGetErrorString", api->GetErrorString),
-        lib.bind("nvrtcVersion", api->Version),
-        lib.bind("nvrtcGetNumSupportedArchs", api->GetNumSupportedArchs),
-        lib.bind("nvrtcGetSupportedArchs", api->GetSupportedArchs),
-        lib.bind("nvrtcCreateProgram", api->CreateProgram),
-        lib.bind("nvrtcDestroyProgram", api->DestroyProgram),
-        lib.bind("nvrtcCompileProgram", api->CompileProgram),
-        lib.bind("nvrtcGetPTXSize", api->GetPTXSize), lib.bind("nvrtcGetPTX", api->GetPTX),
-        lib.bind("nvrtcGetCUBINSize", api->GetCUBINSize), lib.bind("nvrtcGetCUBIN", api->GetCUBIN),
-        lib.bind("nvrtcGetProgramLogSize", api->GetProgramLogSize),
-        lib.bind("nvrtcGetProgramLog", api->GetProgramLog),
-        lib.bind("nvrtcAddNameExpression", api->AddNameExpression),
-        lib.bind("nvrtcGetLoweredName", api->GetLoweredName)}) {
-    if (!s.is_ok()) return s;
+  // The functions every libnvrtc has must be there; the others the
+  // backend does not call.
+  if (const char* missing =
+          bind_nvrtc_functions(*api, [&](const char* symbol) { return lib.find(symbol); })) {
+    return Status::unavailable(lib.name() + " has no symbol " + missing);
   }
   return std::shared_ptr<const NvrtcApi>(api);
 }
 
-// One load per library asked for, shared by every compiler of the process;
-// a failed search is tried again next time.
-Result<std::shared_ptr<const NvrtcApi>> shared_nvrtc(const std::string& configured) {
+// One load per library asked for (`named`, or empty for the search), shared
+// by every compiler of the process; a failed search is tried again next time.
+Result<std::shared_ptr<const NvrtcApi>> shared_nvrtc(const std::string& named) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const NvrtcApi>> loaded;
   std::lock_guard lock(mutex);
-  auto& slot = loaded[configured];
+  auto& slot = loaded[named];
   if (!slot) {
-    auto fresh = load_nvrtc(configured);
+    auto fresh = load_nvrtc(named);
     if (!fresh) return fresh.status();
     slot = *fresh;
   }
@@ -166,10 +121,11 @@ struct NvrtcFacts {
 class NvrtcCompiler final : public Compiler {
  public:
   // `api` may be null: the library is then loaded by the first compile.
-  NvrtcCompiler(std::shared_ptr<const NvrtcApi> api, std::string configured, NvrtcFacts facts,
+  // `named`: the library asked for (named_library), or empty.
+  NvrtcCompiler(std::shared_ptr<const NvrtcApi> api, std::string named, NvrtcFacts facts,
                 CompilerInputs inputs, std::string record_path)
       : api_(std::move(api)),
-        configured_(std::move(configured)),
+        named_(std::move(named)),
         record_path_(std::move(record_path)),
         identity_(std::move(facts.identity)),
         archs_(std::move(facts.archs)),
@@ -270,11 +226,11 @@ class NvrtcCompiler final : public Compiler {
     rc = cubin ? nvrtc.GetCUBIN(program, data) : nvrtc.GetPTX(program, data);
     if (rc != NVRTC_SUCCESS)
       return Status::internal("reading the NVRTC output: " + nvrtc.error(rc));
-    output.metadata.emplace_back("format", cubin ? "cubin" : "ptx");
+    output.metadata.emplace_back(kFormatField, cubin ? "cubin" : "ptx");
     for (const auto& name : request.kernel_names) {
       const char* lowered = nullptr;
       if (nvrtc.GetLoweredName(program, name.c_str(), &lowered) == NVRTC_SUCCESS && lowered) {
-        output.metadata.emplace_back("lowered", std::string(lowered) + " " + name);
+        output.metadata.emplace_back(kLoweredField, std::string(lowered) + " " + name);
       }
     }
     output.log = std::move(log);
@@ -302,7 +258,7 @@ class NvrtcCompiler final : public Compiler {
   Result<std::shared_ptr<const NvrtcApi>> api() const {
     std::lock_guard lock(mutex_);
     if (api_) return api_;
-    auto loaded = shared_nvrtc(configured_);
+    auto loaded = shared_nvrtc(named_);
     if (!loaded) return loaded.status();
     std::error_code error;
     const std::string path =
@@ -321,7 +277,7 @@ class NvrtcCompiler final : public Compiler {
 
   mutable std::mutex mutex_;
   mutable std::shared_ptr<const NvrtcApi> api_;  // guarded by mutex_
-  const std::string configured_;
+  const std::string named_;
   const std::string record_path_;  // the facts record it was made from, or empty
   CompilerIdentity identity_;
   std::vector<int> archs_;
@@ -341,7 +297,7 @@ std::vector<std::string> toolkit_include_dirs_for(const std::string& library_pat
   if (error) return {};
   std::vector<fs::path> roots{library.parent_path().parent_path()};
   if (library.parent_path().parent_path() == "/usr/lib") roots.emplace_back("/usr");
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+  for (const char* var : kCudaRootVariables) {
     const char* root = std::getenv(var);
     if (root == nullptr || *root == '\0') continue;
     const fs::path home = fs::weakly_canonical(root, error);
@@ -415,9 +371,10 @@ Result<NvrtcFacts> facts_of(const NvrtcApi& api, std::vector<std::string>& files
 
 // The record of what `config` loads: named by everything that picks the
 // library (the names asked for, the loader's path and cache).
-std::string record_name(const CompilerConfig& config) {
+std::string record_name(const CompilerConfig& config, const BackendSettings& settings) {
   std::string picks = "nvrtc\n" + config.nvrtc_library;
-  for (const char* var : {"KCACHE_NVRTC_LIBRARY", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"}) {
+  picks += std::string("\n") + kNvrtcLibraryVariable + "=" + settings.nvrtc_library;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"}) {
     const char* value = std::getenv(var);
     picks += std::string("\n") + var + "=" + (value ? value : "");
   }
@@ -434,31 +391,25 @@ std::string canonical_path(const std::string& path) {
   return error ? path : canonical.string();
 }
 
-// Whether the library `config` would load now is the one a record was
-// learned from (`library`, canonical; `loaded_from`, the path the loader
-// took). A named file must resolve to it; a soname search must not find a
-// file of that name in LD_LIBRARY_PATH that is another; the path the
-// loader took must still lead to it (a symbolic link retargeted, a
-// toolkit folder switched). The loader's cache is in the record's name.
-bool still_the_library(const CompilerConfig& config, const std::string& library,
+// Whether the library `named` (named_library) would load now is the one a
+// record was learned from (`library`, canonical; `loaded_from`, the path
+// the loader took). A named file must resolve to it; a soname search must
+// not find a file of that name in LD_LIBRARY_PATH that is another; the
+// path the loader took must still lead to it (a symbolic link retargeted,
+// a toolkit folder switched). The loader's cache is in the record's name.
+bool still_the_library(const std::string& named, const std::string& library,
                        const std::string& loaded_from) {
-  const std::vector<std::string> candidates = library_candidates(config.nvrtc_library);
+  const std::vector<std::string> candidates = vendor_library_candidates(named, kCudaToolkit);
   if (candidates.size() == 1 && candidates[0].find('/') != std::string::npos) {
     return canonical_path(candidates[0]) == library;
   }
-  if (const char* paths = std::getenv("LD_LIBRARY_PATH"); paths && *paths) {
-    for (const auto& name : candidates) {
-      if (name.find('/') != std::string::npos) break;  // the sonames come first
-      std::string_view rest = paths;
-      while (!rest.empty()) {
-        const std::size_t colon = rest.find(':');
-        const std::string dir(rest.substr(0, colon));
-        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-        if (dir.empty()) continue;
-        std::error_code error;
-        if (std::filesystem::exists(dir + "/" + name, error)) {
-          return canonical_path(dir + "/" + name) == library;
-        }
+  const std::vector<std::string> folders = loader_path_folders();
+  for (const auto& name : candidates) {
+    if (name.find('/') != std::string::npos) break;  // the sonames come first
+    for (const auto& dir : folders) {
+      std::error_code error;
+      if (std::filesystem::exists(dir + "/" + name, error)) {
+        return canonical_path(dir + "/" + name) == library;
       }
     }
   }
@@ -489,19 +440,21 @@ std::optional<std::string> nvrtc_target_misfit(const Target& target) {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config) {
+Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& config,
+                                                      const BackendSettings& settings) {
   std::shared_ptr<const NvrtcApi> api;
   std::optional<NvrtcFacts> facts;
-  const std::string name = record_name(config);
+  const std::string named = named_library(config, settings);
+  const std::string name = record_name(config, settings);
   if (auto record = load_compiler_facts(config.facts_dir, name, Env::posix())) {
     auto known = facts_from(*record);
     if (known &&
-        still_the_library(config, known->library_path, fact(*record, "loaded_from").value_or(""))) {
+        still_the_library(named, known->library_path, fact(*record, "loaded_from").value_or(""))) {
       facts = std::move(*known);
     }
   }
   if (!facts) {
-    auto loaded = shared_nvrtc(config.nvrtc_library);
+    auto loaded = shared_nvrtc(named);
     if (!loaded) return loaded.status();
     api = *loaded;
     std::vector<std::string> files;
@@ -524,7 +477,7 @@ Result<std::unique_ptr<Compiler>> make_nvrtc_compiler(const CompilerConfig& conf
   const std::string record_path =
       api || config.facts_dir.empty() ? std::string() : config.facts_dir + "/" + name + ".facts";
   return std::unique_ptr<Compiler>(std::make_unique<NvrtcCompiler>(
-      std::move(api), config.nvrtc_library, std::move(*facts), std::move(inputs), record_path));
+      std::move(api), named, std::move(*facts), std::move(inputs), record_path));
 }
 
 }  // namespace kcache

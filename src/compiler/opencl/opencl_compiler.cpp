@@ -322,8 +322,8 @@ class OpenClCompiler final : public Compiler {
                                               std::string_view("poclbin").begin());
     const bool elf = size >= 4 && output.binary[0] == 0x7F && output.binary[1] == 'E' &&
                      output.binary[2] == 'L' && output.binary[3] == 'F';
-    output.metadata.emplace_back("format", pocl ? "poclbin" : elf ? "elf" : "opencl-binary");
-    output.metadata.emplace_back("warmed", request.warmup ? "yes" : "no");
+    output.metadata.emplace_back(kFormatField, pocl ? "poclbin" : elf ? "elf" : "opencl-binary");
+    output.metadata.emplace_back(kWarmedField, request.warmup ? "yes" : "no");
     output.log = std::move(log);
     return output;
   }

@@ -38,12 +38,6 @@
 
 namespace {
 
-constexpr nvrtcResult kSuccess = 0;
-constexpr nvrtcResult kNoNameExpressionsAfterCompilation = 8;
-constexpr nvrtcResult kNoLoweredNamesBeforeCompilation = 9;
-constexpr nvrtcResult kNameExpressionNotValid = 10;
-constexpr nvrtcResult kInternalError = 11;
-
 using kcache::layer::note_caller;
 using kcache::layer::Real;
 using kcache::layer::real;
@@ -116,7 +110,8 @@ nvrtcProgram twin_of(Program& p) {
   auto texts = pointers(p.header_texts);
   auto names = pointers(p.header_names);
   if (r.CreateProgram(&p.twin, p.source.c_str(), p.name ? p.name->c_str() : nullptr,
-                      static_cast<int>(texts.size()), texts.data(), names.data()) != kSuccess) {
+                      static_cast<int>(texts.size()), texts.data(),
+                      names.data()) != NVRTC_SUCCESS) {
     p.twin = nullptr;
     return nullptr;
   }
@@ -237,14 +232,15 @@ bool serve_compile(Shim& s, Program& p, const std::vector<std::string>& argv) {
     kcache::layer::say_left_to_real(*s.cache, "NVRTC", kernel.status().to_string());
     return false;
   }
-  const auto format = kernel->metadata("format");
+  const auto format = kernel->metadata(kcache::kFormatField);
   if (!format || (*format != "cubin" && *format != "ptx")) return false;
   p.cubin = *format == "cubin";
-  p.log = kernel->tier == kcache::TierKind::kCompiled ? kernel->compile_log
-                                                      : kernel->metadata("build_log").value_or("");
+  p.log = kernel->tier == kcache::TierKind::kCompiled
+              ? kernel->compile_log
+              : kernel->metadata(kcache::kBuildLogField).value_or("");
   p.lowered.clear();
   for (const auto& [field, value] : kernel->metadata_fields) {
-    if (field != "lowered") continue;
+    if (field != kcache::kLoweredField) continue;
     const std::size_t space = value.find(' ');
     if (space != std::string::npos) p.lowered[value.substr(space + 1)] = value.substr(0, space);
   }
@@ -262,33 +258,34 @@ nvrtcResult output(const Program& p, std::size_t* size, char* out) {
   const auto binary = p.kernel.binary();
   if (size != nullptr) *size = binary.size();
   if (out != nullptr) std::memcpy(out, binary.data(), binary.size());
-  return kSuccess;
+  return NVRTC_SUCCESS;
 }
 
-nvrtcResult unavailable() { return kInternalError; }
+nvrtcResult unavailable() { return NVRTC_ERROR_INTERNAL_ERROR; }
 
 // A call on `handle`: on a real program (made through __nvrtcCPEx), or on
 // one the shim has handed to its twin, the real call; `answer` when
 // `served` says the shim answers it; otherwise the twin's real call.
 template <class... Args, class Served, class Answer>
-nvrtcResult forward(nvrtcResult (*Real::*function)(nvrtcProgram, Args...), nvrtcProgram handle,
-                    Served served, Answer answer, std::type_identity_t<Args>... args) {
+nvrtcResult forward(nvrtcResult (*kcache::NvrtcFunctions::*function)(nvrtcProgram, Args...),
+                    nvrtcProgram handle, Served served, Answer answer,
+                    std::type_identity_t<Args>... args) {
   const Real* r = real();
   if (r == nullptr || r->*function == nullptr) return unavailable();
   Program* p = own(handle);
   if (p == nullptr) return (r->*function)(handle, args...);
   if (p->twin == nullptr && served(*p)) return answer(*p);
   nvrtcProgram twin = twin_of(*p);
-  return twin != nullptr ? (r->*function)(twin, args...) : kInternalError;
+  return twin != nullptr ? (r->*function)(twin, args...) : NVRTC_ERROR_INTERNAL_ERROR;
 }
 
 // The outputs and controls kcache never serves: the real program's.
 template <class... Args>
-nvrtcResult real_only(nvrtcResult (*Real::*function)(nvrtcProgram, Args...), nvrtcProgram handle,
-                      std::type_identity_t<Args>... args) {
+nvrtcResult real_only(nvrtcResult (*kcache::NvrtcFunctions::*function)(nvrtcProgram, Args...),
+                      nvrtcProgram handle, std::type_identity_t<Args>... args) {
   auto never = [](Program&) { return false; };
   return forward(
-      function, handle, never, [](Program&) { return kInternalError; }, args...);
+      function, handle, never, [](Program&) { return NVRTC_ERROR_INTERNAL_ERROR; }, args...);
 }
 
 }  // namespace
@@ -356,7 +353,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCreateProgram(
   std::lock_guard lock(s->mutex);
   s->programs.insert(program.get());
   *prog = reinterpret_cast<nvrtcProgram>(program.release());
-  return kSuccess;
+  return NVRTC_SUCCESS;
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) {
@@ -372,16 +369,16 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProg
   if (p->twin != nullptr) r->DestroyProgram(&p->twin);
   delete p;
   *prog = nullptr;
-  return kSuccess;
+  return NVRTC_SUCCESS;
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcAddNameExpression(
     nvrtcProgram prog, const char* name_expression) {
   auto served = [&](Program&) { return name_expression != nullptr; };
   auto answer = [&](Program& p) {
-    if (p.compiled) return kNoNameExpressionsAfterCompilation;
+    if (p.compiled) return NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION;
     p.expressions.emplace_back(name_expression);
-    return kSuccess;
+    return NVRTC_SUCCESS;
   };
   return forward(&Real::AddNameExpression, prog, served, answer, name_expression);
 }
@@ -401,7 +398,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(nvrtcProg
     if (!p.compiled) p.options.clear();
     return p.compiled;
   };
-  auto answer = [](Program&) { return kSuccess; };
+  auto answer = [](Program&) { return NVRTC_SUCCESS; };
   return forward(&Real::CompileProgram, prog, served, answer, num_options, options);
 }
 
@@ -411,7 +408,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgra
   auto answer = [&](Program& p) {
     if (!p.cubin) {  // a PTX build has no CUBIN: NVRTC says it is empty
       *size = 0;
-      return kSuccess;
+      return NVRTC_SUCCESS;
     }
     return output(p, size, nullptr);
   };
@@ -442,7 +439,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcP
   auto served = [&](Program& p) { return p.compiled && size != nullptr; };
   auto answer = [&](Program& p) {
     *size = p.log.size() + 1;  // with its NUL, as NVRTC counts
-    return kSuccess;
+    return NVRTC_SUCCESS;
   };
   return forward(&Real::GetProgramLogSize, prog, served, answer, size);
 }
@@ -452,7 +449,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLog(nvrtcProgr
   auto served = [&](Program& p) { return p.compiled && log != nullptr; };
   auto answer = [&](Program& p) {
     std::memcpy(log, p.log.c_str(), p.log.size() + 1);
-    return kSuccess;
+    return NVRTC_SUCCESS;
   };
   return forward(&Real::GetProgramLog, prog, served, answer, log);
 }
@@ -464,11 +461,11 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetLoweredName(nvrtcProg
   // added are its documented errors (checked by tests/layers/nvrtc_shim.sh).
   auto served = [&](Program&) { return name_expression != nullptr && lowered_name != nullptr; };
   auto answer = [&](Program& p) {
-    if (!p.compiled) return kNoLoweredNamesBeforeCompilation;
+    if (!p.compiled) return NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION;
     auto it = p.lowered.find(std::string_view(name_expression));
-    if (it == p.lowered.end()) return kNameExpressionNotValid;
+    if (it == p.lowered.end()) return NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID;
     *lowered_name = it->second.c_str();
-    return kSuccess;
+    return NVRTC_SUCCESS;
   };
   return forward(&Real::GetLoweredName, prog, served, answer, name_expression, lowered_name);
 }

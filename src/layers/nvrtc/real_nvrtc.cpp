@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/setting_variables.h"
+#include "compiler/vendor_library.h"
 #include "layers/nvrtc/nvrtc_claim.h"
 #include "layers/same_file.h"
 
@@ -109,28 +111,24 @@ std::vector<std::string> caller_folders(const void* caller) {
   return folders;
 }
 
-// Where the real library may be, in the loader's order: KCACHE_NVRTC_LIBRARY,
-// the first caller's search path, the folders of LD_LIBRARY_PATH; then
-// (`searched`, which runs ldconfig) the loader's cache, its default folders
-// and the toolkit folders.
+// Where the real library may be, in the loader's order: KCACHE_NVRTC_LIBRARY
+// (the nvrtc_library setting, read here from the program's environment;
+// a path only: a soname would find this stand-in), the first caller's
+// search path, the folders of LD_LIBRARY_PATH; then (`searched`, which
+// runs ldconfig) the loader's cache, its default folders and the CUDA
+// toolkit's folders.
 std::vector<std::string> real_candidates(bool searched) {
   std::vector<std::string> paths;
   if (!searched) {
-    if (const char* named = std::getenv("KCACHE_NVRTC_LIBRARY");
+    if (const char* named = std::getenv(kNvrtcLibraryVariable);
         named && std::strchr(named, '/') != nullptr) {
       paths.emplace_back(named);
     }
     for (const auto& folder : caller_folders(first_caller.load(std::memory_order_acquire))) {
       paths.push_back(folder + "/" + KCACHE_NVRTC_SONAME);
     }
-    if (const char* dirs = std::getenv("LD_LIBRARY_PATH")) {
-      std::string_view rest = dirs;
-      while (!rest.empty()) {
-        const std::size_t colon = rest.find(':');
-        const std::string dir(rest.substr(0, colon));
-        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-        if (!dir.empty()) paths.push_back(dir + "/" + KCACHE_NVRTC_SONAME);
-      }
+    for (const auto& folder : loader_path_folders()) {
+      paths.push_back(folder + "/" + KCACHE_NVRTC_SONAME);
     }
     return paths;
   }
@@ -138,18 +136,10 @@ std::vector<std::string> real_candidates(bool searched) {
   for (const char* dir : kDefaultFolders) {
     paths.push_back(std::string(dir) + "/" + KCACHE_NVRTC_SONAME);
   }
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = std::getenv(var); root && *root) {
-      paths.push_back(std::string(root) + "/lib64/" + KCACHE_NVRTC_SONAME);
-    }
+  for (const auto& folder : toolkit_library_folders(kCudaToolkit)) {
+    paths.push_back(folder + "/" + KCACHE_NVRTC_SONAME);
   }
-  paths.emplace_back(std::string("/usr/local/cuda/lib64/") + KCACHE_NVRTC_SONAME);
   return paths;
-}
-
-template <class F>
-void bind(void* handle, F& function, const char* name) {
-  function = reinterpret_cast<F>(::dlsym(handle, name));
 }
 
 // The real library at `path`, opened; nullptr when it is not one (this
@@ -160,32 +150,8 @@ const Real* open_real(const std::string& path) {
   if (handle == nullptr) return nullptr;
   auto* r = new Real;  // never deleted: programs outlive static destructors
   r->path = path;
-  bind(handle, r->GetErrorString, "nvrtcGetErrorString");
-  bind(handle, r->Version, "nvrtcVersion");
-  bind(handle, r->GetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
-  bind(handle, r->GetSupportedArchs, "nvrtcGetSupportedArchs");
-  bind(handle, r->CreateProgram, "nvrtcCreateProgram");
-  bind(handle, r->DestroyProgram, "nvrtcDestroyProgram");
-  bind(handle, r->CompileProgram, "nvrtcCompileProgram");
-  bind(handle, r->GetPTXSize, "nvrtcGetPTXSize");
-  bind(handle, r->GetPTX, "nvrtcGetPTX");
-  bind(handle, r->GetCUBINSize, "nvrtcGetCUBINSize");
-  bind(handle, r->GetCUBIN, "nvrtcGetCUBIN");
-  bind(handle, r->GetNVVMSize, "nvrtcGetNVVMSize");
-  bind(handle, r->GetNVVM, "nvrtcGetNVVM");
-  bind(handle, r->GetLTOIRSize, "nvrtcGetLTOIRSize");
-  bind(handle, r->GetLTOIR, "nvrtcGetLTOIR");
-  bind(handle, r->GetOptiXIRSize, "nvrtcGetOptiXIRSize");
-  bind(handle, r->GetOptiXIR, "nvrtcGetOptiXIR");
-  bind(handle, r->GetProgramLogSize, "nvrtcGetProgramLogSize");
-  bind(handle, r->GetProgramLog, "nvrtcGetProgramLog");
-  bind(handle, r->AddNameExpression, "nvrtcAddNameExpression");
-  bind(handle, r->GetLoweredName, "nvrtcGetLoweredName");
-  bind(handle, r->GetPCHHeapSize, "nvrtcGetPCHHeapSize");
-  bind(handle, r->SetPCHHeapSize, "nvrtcSetPCHHeapSize");
-  bind(handle, r->GetPCHCreateStatus, "nvrtcGetPCHCreateStatus");
-  bind(handle, r->GetPCHHeapSizeRequired, "nvrtcGetPCHHeapSizeRequired");
-  bind(handle, r->SetFlowCallback, "nvrtcSetFlowCallback");
+  // Every function it has; one a program calls that it lacks is failed then.
+  (void)bind_nvrtc_functions(*r, [&](const char* symbol) { return ::dlsym(handle, symbol); });
   r->CPEx = ::dlsym(handle, "__nvrtcCPEx");
   if (r->CreateProgram && r->CompileProgram && r->DestroyProgram) return r;
   delete r;
@@ -231,10 +197,10 @@ const Real* real() {
     }
     if (r != nullptr) return r;
     std::fprintf(stderr,
-                 "kcache: Error [Layer] the NVRTC shim finds no real %s (KCACHE_NVRTC_LIBRARY, "
+                 "kcache: Error [Layer] the NVRTC shim finds no real %s (%s, "
                  "LD_LIBRARY_PATH, the loader's folders, $CUDA_HOME/lib64): every NVRTC call "
                  "fails\n",
-                 KCACHE_NVRTC_SONAME);
+                 KCACHE_NVRTC_SONAME, kNvrtcLibraryVariable);
     return nullptr;
   }();
   return loaded;

@@ -3,44 +3,14 @@
 // it has none.
 #pragma once
 
-#include <cstddef>
 #include <string>
 
-// nvrtc.h's C ABI, written out: kcache builds without the CUDA toolkit.
-using nvrtcResult = int;
-using nvrtcProgram = struct _nvrtcProgram*;
+#include "compiler/nvrtc/nvrtc_api.h"
 
 namespace kcache::layer {
 
-// The real library's entry points (null where it has none).
-struct Real {
-  const char* (*GetErrorString)(nvrtcResult) = nullptr;
-  nvrtcResult (*Version)(int*, int*) = nullptr;
-  nvrtcResult (*GetNumSupportedArchs)(int*) = nullptr;
-  nvrtcResult (*GetSupportedArchs)(int*) = nullptr;
-  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
-                               const char* const*) = nullptr;
-  nvrtcResult (*DestroyProgram)(nvrtcProgram*) = nullptr;
-  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*) = nullptr;
-  nvrtcResult (*GetPTXSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetPTX)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetNVVMSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetNVVM)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetLTOIRSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetLTOIR)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetOptiXIRSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetOptiXIR)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
-  nvrtcResult (*AddNameExpression)(nvrtcProgram, const char*) = nullptr;
-  nvrtcResult (*GetLoweredName)(nvrtcProgram, const char*, const char**) = nullptr;
-  nvrtcResult (*GetPCHHeapSize)(std::size_t*) = nullptr;
-  nvrtcResult (*SetPCHHeapSize)(std::size_t) = nullptr;
-  nvrtcResult (*GetPCHCreateStatus)(nvrtcProgram) = nullptr;
-  nvrtcResult (*GetPCHHeapSizeRequired)(nvrtcProgram, std::size_t*) = nullptr;
-  nvrtcResult (*SetFlowCallback)(nvrtcProgram, int (*)(void*, void*), void*) = nullptr;
+// The real library's entry points (null where it has none: nvrtc_api.h).
+struct Real : NvrtcFunctions {
   void* CPEx = nullptr;  // __nvrtcCPEx, undocumented: jumped to as is
   std::string path;      // the file it was opened from
 };

@@ -275,7 +275,7 @@ std::optional<Served> binaries(Layer& l, cl_context context,
     }
     served.logs.push_back(kernel->tier == kcache::TierKind::kCompiled
                               ? kernel->compile_log
-                              : kernel->metadata("build_log").value_or(""));
+                              : kernel->metadata(kcache::kBuildLogField).value_or(""));
     served.kernels.push_back(std::move(*kernel));
   }
   return served;
