@@ -323,8 +323,8 @@ class Cache::Impl final : public TierEvents {
     refined.created_unix = (*stored)->created_unix;
     refined.material = std::move((*stored)->material);
     refined.metadata = std::move((*stored)->metadata);
-    std::erase_if(refined.metadata, [](const auto& field) { return field.first == "refined"; });
-    refined.metadata.emplace_back("refined", std::string(why));
+    std::erase_if(refined.metadata, [](const auto& field) { return field.first == kRefinedField; });
+    refined.metadata.emplace_back(kRefinedField, std::string(why));
     refined.storage = ByteBuffer::copy_of(binary);
     refined.payload_size = binary.size();
     auto encoded = encode_entry(refined, compression_);
@@ -405,7 +405,7 @@ class Cache::Impl final : public TierEvents {
       // In a read-only tier (a package: kcache pack runs no program's
       // warmup) it is served all the same: a binary whose work-group code
       // is made at its first launch beats a compile.
-      if (wants_warm && !slot.read_only && has_field(entry.metadata, "warmed", "no")) {
+      if (wants_warm && !slot.read_only && has_field(entry.metadata, kWarmedField, "no")) {
         log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(tier.name()) +
                                 " tier was stored without a warmup; rebuilding it warmed");
         continue;

@@ -30,7 +30,7 @@ std::optional<std::string> CachedKernel::metadata(std::string_view name) const {
 std::string CachedKernel::lowered_name(std::string_view name_expression) const {
   for (const auto& [field, value] : metadata_fields) {
     std::size_t space = value.find(' ');
-    if (field == "lowered" && space != std::string::npos &&
+    if (field == kLoweredField && space != std::string::npos &&
         std::string_view(value).substr(space + 1) == name_expression) {
       return value.substr(0, space);
     }
