@@ -50,7 +50,7 @@ import time
 from pack_kernels import kernels
 from process_states import StateSampler
 
-# pack's last line (tools/kcache/pack_report.h: time_account).
+# pack's last line (tools/kcache/pack/time_account.h: time_account).
 TOOK = re.compile(r"took (?P<total>[0-9.]+) s: (?P<before>[0-9.]+) s before compiling, "
                   r"(?P<jobs>[0-9.]+) s in [0-9]+ jobs? \(their time: [0-9.]+ s compiling, "
                   r"[0-9.]+ s on lines already built or repeating another; "

@@ -73,8 +73,9 @@ class KCACHE_EXPORT Status {
   std::string details_;
 };
 
-// Either a T or a non-ok Status. Accessing value() of an error (or status()
-// of a value) is a programming error, checked by assert in debug builds.
+// Either a T or a non-ok Status. value() (and * and ->) of an error is a
+// programming error: it throws std::bad_variant_access, in every build,
+// and the library never does it. status() of a value is an ok Status.
 template <class T>
 class [[nodiscard]] Result {
  public:
