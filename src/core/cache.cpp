@@ -38,6 +38,7 @@
 #include "core/prepared_state.h"
 #include "core/single_flight.h"
 #include "core/tier_list.h"
+#include "core/tier_walk.h"
 #include "env/env.h"
 #include "env/temp_dir.h"
 #include "env/trusted_path.h"
@@ -378,55 +379,36 @@ class Cache::Impl final : public TierEvents {
   std::optional<CachedKernel> lookup(const DbNames& names, const CacheKey& key,
                                      const KeyText& material, const Target& target, bool wants_warm,
                                      bool keep_in_memory, const Tier* only = nullptr) {
-    Tier* const copies = tiers_.copy_tier();
-    for (const TierSlot& slot : tiers_.slots()) {
-      Tier& tier = *slot.tier;
-      if (only != nullptr && slot.tier.get() != only) continue;
-      if (slot.read_only && was_rejected(key)) continue;
-      auto got = tier.get(names, key);
-      if (!got) {
-        log_.warn_once("TierRead:" + got.status().message(), "Cache",
-                       "Cannot read the " + std::string(tier.name()) +
-                           " cache: " + got.status().message() + " (skipping it)");
-        continue;
-      }
-      if (!got->has_value()) continue;
-      Entry& entry = **got;
-      if (!material.matches(entry.material)) {
-        on_corrupt(tier.name(), key.hex(),
-                   Status::corruption("its key material differs from the request's"));
-        continue;
-      }
-      if (!files_read_unchanged(entry.metadata, env_, memo_.digests)) {
-        log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(tier.name()) +
-                                " tier was built from a file that has changed since; rebuilding");
-        continue;
-      }
-      // In a read-only tier (a package: kcache pack runs no program's
-      // warmup) it is served all the same: a binary whose work-group code
-      // is made at its first launch beats a compile.
-      if (wants_warm && !slot.read_only && has_field(entry.metadata, kWarmedField, "no")) {
-        log_.debug("Cache", "entry " + key.hex() + " in the " + std::string(tier.name()) +
-                                " tier was stored without a warmup; rebuilding it warmed");
-        continue;
-      }
-      sharing_.on_hit(tier, tiers_.home());
-      stats_.add(slot.hits);
-      stats_.add(Stat::kBytesServed, entry.payload_size);
-      if (auto micros = compile_micros_of(entry.metadata)) {
-        stats_.add(Stat::kCompileMicrosSaved, *micros);
-      }
-      if (&tier == copies) {
-        // A copy in memory is a use of the entry on disk: it stays warm there.
-        for (const TierSlot& other : tiers_.slots()) {
-          if (other.tier.get() != copies) other.tier->note_use(names, key);
-        }
-      } else if (copies != nullptr && keep_in_memory) {
-        copies->put(names.exact, slot.copy_before_keeping ? owned_copy(entry) : entry, {});
-      }
-      return kernel_from(std::move(entry), slot.kind, target, names.exact);
+    auto found = find_in_tiers(
+        {tiers_, log_, *this, sharing_}, names, key, keep_in_memory, only,
+        [&](const TierSlot& slot) { return slot.read_only && was_rejected(key); },
+        [&](std::string_view stored) { return material.matches(stored); },
+        [&](const TierSlot& slot, const Entry& entry) {
+          const std::string tier(slot.tier->name());
+          if (!files_read_unchanged(entry.metadata, env_, memo_.digests)) {
+            log_.debug("Cache", "entry " + key.hex() + " in the " + tier +
+                                    " tier was built from a file that has changed since; "
+                                    "rebuilding");
+            return false;
+          }
+          // In a read-only tier (a package: kcache pack runs no program's
+          // warmup) it is served all the same: a binary whose work-group
+          // code is made at its first launch beats a compile.
+          if (wants_warm && !slot.read_only && has_field(entry.metadata, kWarmedField, "no")) {
+            log_.debug("Cache", "entry " + key.hex() + " in the " + tier +
+                                    " tier was stored without a warmup; rebuilding it warmed");
+            return false;
+          }
+          return true;
+        });
+    if (!found) return std::nullopt;
+    auto& [entry, slot] = *found;
+    stats_.add(slot->hits);
+    stats_.add(Stat::kBytesServed, entry.payload_size);
+    if (auto micros = compile_micros_of(entry.metadata)) {
+      stats_.add(Stat::kCompileMicrosSaved, *micros);
     }
-    return std::nullopt;
+    return kernel_from(std::move(entry), slot->kind, target, names.exact);
   }
 
   // A request that waited for another thread's compile of its key (single

@@ -5,6 +5,7 @@
 
 #include "core/kernel_of_entry.h"
 #include "core/lock_wait.h"
+#include "core/tier_walk.h"
 #include "format/entry.h"
 
 namespace kcache {
@@ -141,35 +142,13 @@ std::vector<NamespaceCounts> ClientEntries::counts() const {
 
 std::optional<CachedKernel> ClientEntries::lookup(const ClientKey& k, const Tier* only) {
   const DbNames names{k.db, k.db, nullptr, /*quiet_when_missing=*/true};
-  Tier* const copies = p_.tiers.copy_tier();
-  for (const TierSlot& slot : p_.tiers.slots()) {
-    Tier& tier = *slot.tier;
-    if (only != nullptr && slot.tier.get() != only) continue;
-    auto got = tier.get(names, k.key);
-    if (!got) {
-      p_.log.warn_once("TierRead:" + got.status().message(), "Cache",
-                       "Cannot read the " + std::string(tier.name()) +
-                           " cache: " + got.status().message() + " (skipping it)");
-      continue;
-    }
-    if (!got->has_value()) continue;
-    Entry& entry = **got;
-    if (entry.material.view() != k.material) {
-      p_.events.on_corrupt(tier.name(), k.key.hex(),
-                           Status::corruption("its key material differs from the request's"));
-      continue;
-    }
-    p_.sharing.on_hit(tier, p_.tiers.home());
-    if (&tier == copies) {
-      for (const TierSlot& other : p_.tiers.slots()) {
-        if (other.tier.get() != copies) other.tier->note_use(names, k.key);
-      }
-    } else if (copies != nullptr) {
-      copies->put(k.db, slot.copy_before_keeping ? owned_copy(entry) : entry, {});
-    }
-    return kernel_from(std::move(entry), slot.kind, Target{}, k.db);
-  }
-  return std::nullopt;
+  auto found = find_in_tiers(
+      {p_.tiers, p_.log, p_.events, p_.sharing}, names, k.key, /*keep_in_memory=*/true, only,
+      [](const TierSlot&) { return false; },
+      [&](std::string_view stored) { return stored == k.material; },
+      [](const TierSlot&, const Entry&) { return true; });
+  if (!found) return std::nullopt;
+  return kernel_from(std::move(found->first), found->second->kind, Target{}, k.db);
 }
 
 Status ClientEntries::store(const ClientKey& k, std::span<const std::uint8_t> bytes,
