@@ -209,8 +209,9 @@ TEST_F(ResolveConfigTest, SyncAndTrustedKeys) {
 // so `kcache info` shows them with their origin; make_compiler hands a
 // backend the value setting_value resolves, the same as the row's.
 TEST_F(ResolveConfigTest, BackendAndLayerSettingsAreRows) {
+  const ResolvedConfig defaults = resolve();
   for (const char* name : {"nvrtc_library", "hip_library", "hip_worker", "layer_disable"}) {
-    const Setting* setting = resolve().find(name);
+    const Setting* setting = defaults.find(name);
     ASSERT_NE(setting, nullptr) << name;
     EXPECT_EQ(setting->value, "") << name;
     EXPECT_EQ(setting->origin, "default") << name;
