@@ -168,6 +168,22 @@ class KCACHE_EXPORT Compiler {
   // records it, so that `kcache pack` compiles with the library the
   // program used, wherever the program found it.
   [[nodiscard]] virtual std::string library() const { return {}; }
+
+  // Whether a binary this compiler stored serves `request` as well as a
+  // new compile would, judged by the metadata stored with it
+  // (CompileOutput::metadata). False: the cache compiles again and stores
+  // the new binary over it. Asked of entries in writable tiers alone (a
+  // package's binary is served as it is: a compile could not replace it,
+  // and a binary beats a compile). Default: true. The OpenCL backend says
+  // false for a binary stored without a warmup when the request has one
+  // (PoCL keeps the work-group code a launch makes in the binary).
+  [[nodiscard]] virtual bool stored_binary_serves(
+      const KernelRequest& request,
+      const std::vector<std::pair<std::string, std::string>>& metadata) const {
+    (void)request;
+    (void)metadata;
+    return true;
+  }
 };
 
 // How to build a compiler by backend name (the CLI and the C API use this).

@@ -1,8 +1,8 @@
 #include "base/byte_buffer.h"
+#include "base/mutex.h"
 
 #include <array>
 #include <bit>
-#include <mutex>
 #include <ostream>
 #include <vector>
 
@@ -39,7 +39,7 @@ constexpr std::size_t kKeptBytes = 64u << 20;
 class BufferPool {
  public:
   std::uint8_t* take(int size_class) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto& free = free_[size_class];
     if (free.empty()) return nullptr;
     std::uint8_t* buffer = free.back();
@@ -49,7 +49,7 @@ class BufferPool {
   }
   void give_back(int size_class, std::uint8_t* buffer) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto& free = free_[size_class];
       if (free.size() < kKeptPerClass && kept_bytes_ + class_bytes(size_class) <= kKeptBytes) {
         KCACHE_POISON(buffer, class_bytes(size_class));
@@ -64,9 +64,9 @@ class BufferPool {
   static std::size_t class_bytes(int size_class) { return kPooledMin << size_class; }
 
  private:
-  std::mutex mutex_;
-  std::array<std::vector<std::uint8_t*>, kClasses> free_;
-  std::size_t kept_bytes_ = 0;
+  Mutex mutex_;
+  std::array<std::vector<std::uint8_t*>, kClasses> free_ GUARDED_BY(mutex_);
+  std::size_t kept_bytes_ GUARDED_BY(mutex_) = 0;
 };
 
 BufferPool& pool() {

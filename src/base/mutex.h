@@ -40,6 +40,26 @@ class SCOPED_CAPABILITY MutexLock {
   Mutex& mutex_;
 };
 
+// MutexLock, which can give the mutex back before the end of its scope.
+class SCOPED_CAPABILITY ReleasableMutexLock {
+ public:
+  explicit ReleasableMutexLock(Mutex& mutex) ACQUIRE(mutex) : mutex_(mutex) { mutex_.lock(); }
+  ~ReleasableMutexLock() RELEASE() {
+    if (!released_) mutex_.unlock();
+  }
+  // Gives the mutex back now (once).
+  void release() RELEASE() {
+    mutex_.unlock();
+    released_ = true;
+  }
+  ReleasableMutexLock(const ReleasableMutexLock&) = delete;
+  ReleasableMutexLock& operator=(const ReleasableMutexLock&) = delete;
+
+ private:
+  Mutex& mutex_;
+  bool released_ = false;
+};
+
 // A condition variable waited on with a Mutex held (std::condition_variable
 // underneath: the Mutex's own std::mutex is handed to it for the wait).
 class CondVar {

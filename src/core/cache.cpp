@@ -23,11 +23,11 @@
 #include <kcache/version.h>
 
 #include <chrono>
-#include <mutex>
 #include <set>
 
 #include "base/hash.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "core/cache_internal.h"
 #include "core/cache_parts.h"
 #include "core/client_entries.h"
@@ -63,12 +63,11 @@ namespace kcache {
 
 namespace {
 
-bool has_field(const Fields& fields, std::string_view name, std::string_view value) {
-  for (const auto& [field, field_value] : fields) {
-    if (field == name && field_value == value) return true;
-  }
-  return false;
-}
+// What a lookup is for: the request and the compiler that would build it.
+struct Wanted {
+  const KernelRequest& request;
+  const Compiler& compiler;
+};
 
 }  // namespace
 
@@ -196,8 +195,8 @@ class Cache::Impl final : public TierEvents {
       return compile_only(request, compiler, target, &unstored);
     }
 
-    const bool wants_warm = static_cast<bool>(request.warmup);
-    if (auto hit = lookup(names, key, material_text, target, wants_warm, options.keep_in_memory)) {
+    const Wanted wanted{request, compiler};
+    if (auto hit = lookup(names, key, material_text, target, wanted, options.keep_in_memory)) {
       return std::move(*hit);
     }
 
@@ -209,8 +208,8 @@ class Cache::Impl final : public TierEvents {
     }
     // A leader that finished between our lookup and join left it in memory.
     if (Tier* copies = tiers_.copy_tier()) {
-      if (auto done = lookup(names, key, material_text, target, wants_warm, options.keep_in_memory,
-                             copies)) {
+      if (auto done =
+              lookup(names, key, material_text, target, wanted, options.keep_in_memory, copies)) {
         flights_.finish(key, flight, *done);
         return std::move(*done);
       }
@@ -218,8 +217,8 @@ class Cache::Impl final : public TierEvents {
     // Across processes: hold the key's lock while compiling and storing, or
     // find the entry another process stored while we waited for it.
     std::unique_ptr<FileLock> lock;
-    if (auto stored = wait_for_other_processes(names, key, material_text, target, wants_warm,
-                                               options, lock)) {
+    if (auto stored =
+            wait_for_other_processes(names, key, material_text, target, wanted, options, lock)) {
       flights_.finish(key, flight, *stored);
       return std::move(*stored);
     }
@@ -288,7 +287,7 @@ class Cache::Impl final : public TierEvents {
   void reject(const CachedKernel& kernel, std::string_view why) {
     stats_.add(Stat::kRejected);
     {
-      std::lock_guard lock(rejected_mutex_);
+      MutexLock lock(rejected_mutex_);
       rejected_.insert(kernel.key);
     }
     // From every tier that can remove it; the read-only ones are passed
@@ -366,19 +365,20 @@ class Cache::Impl final : public TierEvents {
 
  private:
   bool was_rejected(const CacheKey& key) const {
-    std::lock_guard lock(rejected_mutex_);
+    MutexLock lock(rejected_mutex_);
     return rejected_.contains(key);
   }
 
-  // `wants_warm`: the request has a warmup, so an entry stored without one
-  // (by `kcache compile`, say) is passed over in the user tier; the compile
-  // that follows replaces it with a warmed binary.
+  // `wanted`: the request and its compiler, which may pass over the binary
+  // it stored in a writable tier (Compiler::stored_binary_serves); the
+  // compile that follows replaces it.
   // `keep_in_memory`: GetOptions'.
   // `only`: look in that tier alone (the home tier while waiting on another
   // process that is compiling the key; the copy tier after joining a flight).
   std::optional<CachedKernel> lookup(const DbNames& names, const CacheKey& key,
-                                     const KeyText& material, const Target& target, bool wants_warm,
-                                     bool keep_in_memory, const Tier* only = nullptr) {
+                                     const KeyText& material, const Target& target,
+                                     const Wanted& wanted, bool keep_in_memory,
+                                     const Tier* only = nullptr) {
     auto found = find_in_tiers(
         {tiers_, log_, *this, sharing_}, names, key, keep_in_memory, only,
         [&](const TierSlot& slot) { return slot.read_only && was_rejected(key); },
@@ -391,12 +391,13 @@ class Cache::Impl final : public TierEvents {
                                     "rebuilding");
             return false;
           }
-          // In a read-only tier (a package: kcache pack runs no program's
-          // warmup) it is served all the same: a binary whose work-group
-          // code is made at its first launch beats a compile.
-          if (wants_warm && !slot.read_only && has_field(entry.metadata, kWarmedField, "no")) {
+          // A read-only tier's binary (a package's) is served as it is: a
+          // compile could not replace it, and a binary beats a compile.
+          if (!slot.read_only &&
+              !wanted.compiler.stored_binary_serves(wanted.request, entry.metadata)) {
             log_.debug("Cache", "entry " + key.hex() + " in the " + tier +
-                                    " tier was stored without a warmup; rebuilding it warmed");
+                                    " tier does not serve this request, its compiler says; "
+                                    "rebuilding");
             return false;
           }
           return true;
@@ -435,7 +436,7 @@ class Cache::Impl final : public TierEvents {
   // (core/lock_wait.h).
   std::optional<CachedKernel> wait_for_other_processes(const DbNames& names, const CacheKey& key,
                                                        const KeyText& material,
-                                                       const Target& target, bool wants_warm,
+                                                       const Target& target, const Wanted& wanted,
                                                        const GetOptions& options,
                                                        std::unique_ptr<FileLock>& lock) {
     Tier* home = tiers_.home();
@@ -443,9 +444,7 @@ class Cache::Impl final : public TierEvents {
     const LockWait wait{*home, config_.lock_timeout, config_.user_dir, stats_, log_};
     return kcache::wait_for_other_processes(
         wait, names.exact, key,
-        [&] {
-          return lookup(names, key, material, target, wants_warm, options.keep_in_memory, home);
-        },
+        [&] { return lookup(names, key, material, target, wanted, options.keep_in_memory, home); },
         lock);
   }
 
@@ -529,8 +528,8 @@ class Cache::Impl final : public TierEvents {
   TierList tiers_;
   SingleFlight<CacheKey, Result<CachedKernel>> flights_;
   mutable KeyMemo memo_;  // of headers on disk and scans, reused while unchanged
-  mutable std::mutex rejected_mutex_;
-  std::set<CacheKey> rejected_;  // guarded by rejected_mutex_: refused by the driver
+  mutable Mutex rejected_mutex_;
+  std::set<CacheKey> rejected_ GUARDED_BY(rejected_mutex_);  // refused by the driver
   mutable StatsCounters stats_;
   StatsSharing sharing_{config_, env_, log_, stats_};
   ClientEntries clients_{

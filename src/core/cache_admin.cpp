@@ -9,6 +9,7 @@
 #include "store/tier.h"
 #include "upkeep/folder_stats.h"
 #include "upkeep/garbage_collection.h"
+#include "upkeep/namespace_stats.h"
 #include "upkeep/stats_file.h"
 #include "upkeep/user_entries.h"
 
@@ -34,6 +35,11 @@ Result<FolderStats> CacheAdmin::folder_stats() const {
   // it could be: one still there could not be (a folder this process
   // cannot write in).
   auto stats = read_folder_stats(*user, p.env, p.sharing.path());
+  if (stats) {
+    auto namespaces = read_namespace_stats(p.env, p.config.user_dir);
+    if (!namespaces) return namespaces.status();
+    stats->counts.namespaces = std::move(*namespaces);
+  }
   if (stats && !stats->counts_problem.empty()) {
     p.log.warn_once("Integrity:" + p.sharing.path(), "Integrity",
                     "The counts cannot be shown: " + stats->counts_problem +
@@ -53,8 +59,10 @@ Status CacheAdmin::check_storable() {
 Status CacheAdmin::zero_stats() {
   const CacheParts p = parts_of(*cache_.impl_);
   if (p.tiers.home() == nullptr) return unavailable(p.config);
-  return zero_folder_stats(p.env, p.sharing.path(), p.sharing.file_mode(),
-                           p.sharing.said_set_aside());
+  Status zeroed =
+      zero_folder_stats(p.env, p.sharing.path(), p.sharing.file_mode(), p.sharing.said_set_aside());
+  if (!zeroed.is_ok()) return zeroed;
+  return zero_namespace_stats(p.env, p.config.user_dir);
 }
 
 Result<std::vector<EntryInfo>> CacheAdmin::list() const {

@@ -1,5 +1,7 @@
 #include "core/client_entries.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <utility>
 
@@ -7,6 +9,7 @@
 #include "core/lock_wait.h"
 #include "core/tier_walk.h"
 #include "format/entry.h"
+#include "upkeep/namespace_stats.h"
 
 namespace kcache {
 
@@ -133,10 +136,10 @@ void ClientEntries::abandon(ClientClaim::State& claim) {
 }
 
 std::vector<NamespaceCounts> ClientEntries::counts() const {
-  std::lock_guard lock(counts_mutex_);
+  MutexLock lock(counts_mutex_);
   std::vector<NamespaceCounts> all;
   all.reserve(counts_.size());
-  for (const auto& [name, counts] : counts_) all.push_back(counts);
+  for (const auto& [name, counts] : counts_) all.push_back(counts.here);
   return all;
 }
 
@@ -180,15 +183,42 @@ Status ClientEntries::store(const ClientKey& k, std::span<const std::uint8_t> by
 }
 
 void ClientEntries::count(const std::string& name_space, const Counted& add) {
-  std::lock_guard lock(counts_mutex_);
-  NamespaceCounts& counts = counts_[name_space];
-  counts.name = name_space;
-  counts.gets += add.gets;
-  counts.hits += add.hits;
-  counts.puts += add.puts;
-  counts.waits += add.waits;
-  counts.bytes_served += add.served;
-  counts.bytes_stored += add.stored;
+  NamespaceCounts added;
+  added.gets = add.gets;
+  added.hits = add.hits;
+  added.puts = add.puts;
+  added.waits = add.waits;
+  added.bytes_served = add.served;
+  added.bytes_stored = add.stored;
+  MutexLock lock(counts_mutex_);
+  Counts& counts = counts_[name_space];
+  NamespaceCounts& here = counts.here;
+  here.name = name_space;
+  here.gets += added.gets;
+  here.hits += added.hits;
+  here.puts += added.puts;
+  here.waits += added.waits;
+  here.bytes_served += added.bytes_served;
+  here.bytes_stored += added.bytes_stored;
+  if (counts.shard != nullptr) {
+    add_namespace_counts(counts.shard, added);
+  } else if (!counts.open_failed && p_.stats.shared()) {
+    share(counts);
+  }
+}
+
+void ClientEntries::share(Counts& counts) {
+  auto file = StatsFile::open(p_.env, namespace_stats_path(p_.config.user_dir, counts.here.name),
+                              /*create=*/true, p_.sharing.file_mode(), p_.sharing.said_set_aside());
+  if (!file) {
+    counts.open_failed = true;
+    p_.log.debug("Stats", "cannot share the counts of namespace " + counts.here.name + ": " +
+                              file.status().message());
+    return;
+  }
+  counts.file = std::move(*file);
+  counts.shard = counts.file->shard_for(static_cast<std::uint64_t>(::getpid()));
+  add_namespace_counts(counts.shard, counts.here);  // what was counted before, this call's too
 }
 
 // The public claim, over its state.

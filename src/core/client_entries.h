@@ -9,9 +9,9 @@
 
 #include <kcache/client.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "core/config.h"
 #include "core/single_flight.h"
 #include "core/tier_list.h"
@@ -26,6 +27,7 @@
 #include "format/compression.h"
 #include "store/tier.h"
 #include "upkeep/stats_counters.h"
+#include "upkeep/stats_file.h"
 #include "upkeep/stats_sharing.h"
 
 namespace kcache {
@@ -96,10 +98,22 @@ class ClientEntries {
   };
   void count(const std::string& name_space, const Counted& add);
 
+  // A namespace's counts in this process, and its shard of the folder's
+  // count of it (upkeep/namespace_stats.h) once counts are shared.
+  struct Counts {
+    NamespaceCounts here;
+    std::unique_ptr<StatsFile> file;
+    std::atomic<std::uint64_t>* shard = nullptr;
+    bool open_failed = false;  // tried once; counts stay this process's
+  };
+  // Opens the namespace's file, where counts are shared, and adds to it
+  // what the process counted before.
+  void share(Counts& counts) REQUIRES(counts_mutex_);
+
   Parts p_;
   Flights flights_;
-  mutable std::mutex counts_mutex_;
-  std::map<std::string, NamespaceCounts> counts_;  // guarded by counts_mutex_
+  mutable Mutex counts_mutex_;
+  std::map<std::string, Counts> counts_ GUARDED_BY(counts_mutex_);
 };
 
 // What a ClientClaim holds.

@@ -6,11 +6,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
+
+#include "base/mutex.h"
 
 namespace kcache {
 
@@ -21,31 +21,32 @@ class SingleFlight {
    public:
     // Blocks until the leader publishes the value.
     Value wait() {
-      std::unique_lock lock(mutex_);
-      done_.wait(lock, [this] { return value_.has_value(); });
+      MutexLock lock(mutex_);
+      while (!value_.has_value()) done_.wait(mutex_);
       return *value_;
     }
     // The same, giving up at `deadline` (nullopt).
     template <class Clock, class Duration>
     std::optional<Value> wait_until(std::chrono::time_point<Clock, Duration> deadline) {
-      std::unique_lock lock(mutex_);
-      if (!done_.wait_until(lock, deadline, [this] { return value_.has_value(); })) {
-        return std::nullopt;
+      MutexLock lock(mutex_);
+      while (!value_.has_value()) {
+        if (!done_.wait_until(mutex_, deadline)) break;
       }
+      if (!value_.has_value()) return std::nullopt;
       return *value_;
     }
 
    private:
     friend class SingleFlight;
-    std::mutex mutex_;
-    std::condition_variable done_;
-    std::optional<Value> value_;
+    Mutex mutex_;
+    CondVar done_;
+    std::optional<Value> value_ GUARDED_BY(mutex_);
   };
 
   // Joins the flight for `key`. Returns the flight and whether the caller
   // leads it; a leader must call finish() exactly once.
   std::pair<std::shared_ptr<Flight>, bool> join(const Key& key) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto [it, inserted] = flights_.try_emplace(key);
     if (inserted) it->second = std::make_shared<Flight>();
     return {it->second, inserted};
@@ -54,19 +55,19 @@ class SingleFlight {
   // Publishes the leader's value to the waiters and ends the flight.
   void finish(const Key& key, const std::shared_ptr<Flight>& flight, Value value) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       flights_.erase(key);
     }
     {
-      std::lock_guard lock(flight->mutex_);
+      MutexLock lock(flight->mutex_);
       flight->value_ = std::move(value);
     }
     flight->done_.notify_all();
   }
 
  private:
-  std::mutex mutex_;
-  std::map<Key, std::shared_ptr<Flight>> flights_;
+  Mutex mutex_;
+  std::map<Key, std::shared_ptr<Flight>> flights_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kcache

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "env/dynamic_library.h"
 
 namespace kcache::cuda {
@@ -125,7 +126,7 @@ class ModuleLoader::Impl {
   // The target of `context`'s device, which must be current.
   Result<Target> target_of(CUcontext context) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (auto it = targets_.find(context); it != targets_.end()) return it->second;
     }
     CUdevice device = 0;
@@ -146,7 +147,7 @@ class ModuleLoader::Impl {
     }
     if (rc != CUDA_SUCCESS) return Status::unavailable("device attributes: " + driver_->error(rc));
     Target target{"sm_" + std::to_string(major * 10 + minor), "", units};
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     targets_[context] = target;  // a context's device never changes
     return target;
   }
@@ -166,7 +167,7 @@ class ModuleLoader::Impl {
     auto prepared = expert.prepare(request, *device, compiler_);
     if (!prepared) return prepared.status();
     if (prepared->keyed()) {
-      std::unique_lock lock(mutex_);
+      ReleasableMutexLock lock(mutex_);
       if (auto it = modules_.find(Where{*context, prepared->key()}); it != modules_.end()) {
         LoadedKernel loaded;
         loaded.context = *context;
@@ -174,7 +175,7 @@ class ModuleLoader::Impl {
         loaded.tier = TierKind::kMemory;
         loaded.lowered_name = it->second.names.lowered_name(kernel);
         CUmodule module = it->second.module;
-        lock.unlock();
+        lock.release();
         return with_function(std::move(loaded), module, kernel);
       }
     }
@@ -213,7 +214,7 @@ class ModuleLoader::Impl {
                                  cached->target.to_string() + ": " + driver_->error(rc));
     }
     try {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (!prepared->keyed()) {
         unkeyed_.push_back({*context, module});
       } else {
@@ -257,7 +258,7 @@ class ModuleLoader::Impl {
   Cache& cache_;
   Compiler& compiler_;
   std::shared_ptr<const DriverApi> driver_;
-  std::mutex mutex_;
+  Mutex mutex_;
   // Found by key alone (XXH3-128): the key material was compared in full
   // when the binary was read; within one process, two requests would have
   // to collide on 128 bits. Hashed: a first use inserts, and a tree's
@@ -272,9 +273,10 @@ class ModuleLoader::Impl {
       return std::hash<CacheKey>()(w.key) ^ std::hash<const void*>()(w.context);
     }
   };
-  std::unordered_map<Where, Module, WhereHash> modules_;
-  std::vector<std::pair<CUcontext, CUmodule>> unkeyed_;  // unloaded with the loader
-  std::map<CUcontext, Target> targets_;
+  std::unordered_map<Where, Module, WhereHash> modules_ GUARDED_BY(mutex_);
+  std::vector<std::pair<CUcontext, CUmodule>> unkeyed_
+      GUARDED_BY(mutex_);  // unloaded with the loader
+  std::map<CUcontext, Target> targets_ GUARDED_BY(mutex_);
 };
 
 ModuleLoader::ModuleLoader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -20,11 +20,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <mutex>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+#include "base/mutex.h"
 
 #include "env/unique_fd.h"
 
@@ -70,7 +70,7 @@ class InotifyWatch final : public ChangeWatch {
   explicit InotifyWatch(std::size_t budget) : budget_(budget) {}
 
   std::optional<std::uint64_t> changes() override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (broken_) return std::nullopt;
     if (inotify_.get() < 0) return changes_;  // nothing watched yet
     // One epoll_wait over both: as cheap as any system call (a poll of
@@ -98,7 +98,7 @@ class InotifyWatch final : public ChangeWatch {
   }
 
   bool watch(const std::string& path) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (broken_ || path.empty()) return false;
     std::string absolute = path;
     if (path[0] != '/') {
@@ -117,9 +117,9 @@ class InotifyWatch final : public ChangeWatch {
   // pthread_atfork's handlers: the child must not read the parent's
   // events (they would be lost to the parent), so it closes the instance
   // and starts again; every count it held is then out of date.
-  void before_fork() { mutex_.lock(); }
-  void after_fork_in_parent() { mutex_.unlock(); }
-  void after_fork_in_child() {
+  void before_fork() ACQUIRE(mutex_) { mutex_.lock(); }
+  void after_fork_in_parent() RELEASE(mutex_) { mutex_.unlock(); }
+  void after_fork_in_child() RELEASE(mutex_) {
     epoll_ = UniqueFd();
     inotify_ = UniqueFd();
     mounts_ = UniqueFd();
@@ -149,7 +149,7 @@ class InotifyWatch final : public ChangeWatch {
   };
 
   // Opens the instance and the mount table on first use.
-  bool open() {
+  bool open() REQUIRES(mutex_) {
     if (inotify_.get() >= 0) return true;
     UniqueFd inotify(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (inotify.get() < 0) return false;
@@ -173,14 +173,14 @@ class InotifyWatch final : public ChangeWatch {
     return true;
   }
 
-  std::optional<std::uint64_t> lose() {
+  std::optional<std::uint64_t> lose() REQUIRES(mutex_) {
     broken_ = true;
     return std::nullopt;
   }
 
   // Reads every queued event; a change is any event on a file, a folder's
   // own move or removal, or one naming a name that matters.
-  bool take_events() {
+  bool take_events() REQUIRES(mutex_) {
     alignas(inotify_event) char buffer[16384];
     for (;;) {
       ssize_t n = ::read(inotify_.get(), buffer, sizeof buffer);
@@ -195,7 +195,7 @@ class InotifyWatch final : public ChangeWatch {
     }
   }
 
-  void take(const inotify_event& event) {
+  void take(const inotify_event& event) REQUIRES(mutex_) {
     if (event.mask & IN_Q_OVERFLOW) {
       ++changes_;
       return;
@@ -222,7 +222,7 @@ class InotifyWatch final : public ChangeWatch {
     if (it->second.names.contains(std::string(name))) ++changes_;
   }
 
-  bool local(const std::string& path, dev_t device) {
+  bool local(const std::string& path, dev_t device) REQUIRES(mutex_) {
     auto known = local_devices_.find(device);
     if (known != local_devices_.end()) return known->second;
     struct statfs fs;
@@ -237,7 +237,8 @@ class InotifyWatch final : public ChangeWatch {
   // Adds a watch on what `path` is now (lstat'ed as `before`), and checks
   // that it is still that: a folder swapped for a link between the two
   // would leave the wrong inode watched.
-  bool add(const std::string& path, const struct stat& before, bool folder, std::string_view name) {
+  bool add(const std::string& path, const struct stat& before, bool folder, std::string_view name)
+      REQUIRES(mutex_) {
     const InodeKey inode{before.st_dev, before.st_ino};
     auto known = by_inode_.find(inode);
     if (known == by_inode_.end()) {
@@ -265,7 +266,7 @@ class InotifyWatch final : public ChangeWatch {
   // Walks `absolute` from `/`, watching each folder for the next name and
   // the file at the end; stops where the lookup would stop (a name that
   // is not there, a step through a file), whose folder then watches for it.
-  bool watch_lookup(const std::string& absolute) {
+  bool watch_lookup(const std::string& absolute) REQUIRES(mutex_) {
     std::vector<std::string_view> steps;
     for (std::size_t at = 0; at < absolute.size();) {
       std::size_t slash = absolute.find('/', at);
@@ -299,27 +300,32 @@ class InotifyWatch final : public ChangeWatch {
   }
 
   const std::size_t budget_;
-  std::mutex mutex_;
-  UniqueFd inotify_;                                       // guarded by mutex_
-  UniqueFd mounts_;                                        // guarded by mutex_
-  UniqueFd epoll_;                                         // both of them; guarded by mutex_
-  std::uint64_t changes_ = 1;                              // guarded by mutex_
-  bool broken_ = false;                                    // guarded by mutex_
-  std::unordered_map<int, Watched> watches_;               // by watch descriptor; guarded by mutex_
-  std::unordered_map<InodeKey, int, InodeHash> by_inode_;  // guarded by mutex_
-  std::unordered_set<std::string> watched_paths_;          // guarded by mutex_
-  std::unordered_map<dev_t, bool> local_devices_;          // guarded by mutex_
+  Mutex mutex_;
+  UniqueFd inotify_ GUARDED_BY(mutex_);
+  UniqueFd mounts_ GUARDED_BY(mutex_);
+  UniqueFd epoll_ GUARDED_BY(mutex_);  // both of them
+  std::uint64_t changes_ GUARDED_BY(mutex_) = 1;
+  bool broken_ GUARDED_BY(mutex_) = false;
+  std::unordered_map<int, Watched> watches_ GUARDED_BY(mutex_);  // by watch descriptor
+  std::unordered_map<InodeKey, int, InodeHash> by_inode_ GUARDED_BY(mutex_);
+  std::unordered_set<std::string> watched_paths_ GUARDED_BY(mutex_);
+  std::unordered_map<dev_t, bool> local_devices_ GUARDED_BY(mutex_);
 };
 
 InotifyWatch* the_watch = nullptr;
+
+// pthread_atfork's handlers: the lock the first takes is released by one of
+// the others, in another call, which the analysis cannot follow.
+void watch_before_fork() NO_THREAD_SAFETY_ANALYSIS { the_watch->before_fork(); }
+void watch_after_fork_in_parent() NO_THREAD_SAFETY_ANALYSIS { the_watch->after_fork_in_parent(); }
+void watch_after_fork_in_child() NO_THREAD_SAFETY_ANALYSIS { the_watch->after_fork_in_child(); }
 
 }  // namespace
 
 ChangeWatch* process_change_watch() {
   static InotifyWatch* watch = [] {
     the_watch = new InotifyWatch(watch_budget());  // never destroyed: used until exit
-    ::pthread_atfork([] { the_watch->before_fork(); }, [] { the_watch->after_fork_in_parent(); },
-                     [] { the_watch->after_fork_in_child(); });
+    ::pthread_atfork(watch_before_fork, watch_after_fork_in_parent, watch_after_fork_in_child);
     return the_watch;
   }();
   return watch;

@@ -36,13 +36,13 @@ Result<FileContent> read_file_content(const std::string& path, const Env& env) {
 Result<FileContent> FileDigests::get(const std::string& path, const FileStamp& stamp,
                                      const Env& env) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (auto it = known_.find(path); it != known_.end() && it->second.stamp == stamp) {
       return it->second.content;
     }
   }
   auto content = read_file_content(path, env);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++reads_;
   if (!content) return content;
   // The stamp must still be the one the bytes were read under, and old
@@ -61,7 +61,7 @@ FileContent FileDigests::text(std::string_view text, bool directives) {
   std::uint64_t hash = 0;
   for (int i = 0; i < 8; ++i) hash = (hash << 8) | sum[i];
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto [first, last] = texts_.equal_range(hash);
     for (auto it = first; it != last; ++it) {
       if (it->second.text == text && (!directives || it->second.content.directives)) {
@@ -74,7 +74,7 @@ FileContent FileDigests::text(std::string_view text, bool directives) {
   content.size = text.size();
   if (directives)
     content.directives = std::make_shared<const SourceDirectives>(find_directives(text));
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (text_bytes_ + text.size() > kMaxTextBytes) {
     texts_.clear();
     text_bytes_ = 0;
@@ -87,7 +87,7 @@ FileContent FileDigests::text(std::string_view text, bool directives) {
 }
 
 std::uint64_t FileDigests::reads() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return reads_;
 }
 

@@ -9,10 +9,10 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "base/mutex.h"
 #include "env/env.h"
 #include "inputs/directives.h"
 
@@ -61,12 +61,12 @@ class FileDigests {
   };
   static constexpr std::size_t kMaxTextBytes = 64u << 20;
 
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, Known> known_;  // guarded by mutex_
-  std::uint64_t reads_ = 0;                       // guarded by mutex_
+  mutable Mutex mutex_;
+  std::unordered_map<std::string, Known> known_ GUARDED_BY(mutex_);
+  std::uint64_t reads_ GUARDED_BY(mutex_) = 0;
   // By the XXH3-64 of the text; several texts may share one.
-  std::unordered_multimap<std::uint64_t, KnownText> texts_;  // guarded by mutex_
-  std::size_t text_bytes_ = 0;                               // guarded by mutex_
+  std::unordered_multimap<std::uint64_t, KnownText> texts_ GUARDED_BY(mutex_);
+  std::size_t text_bytes_ GUARDED_BY(mutex_) = 0;
 };
 
 // Reads and digests `path` without a memo.

@@ -70,7 +70,7 @@ ScanFound ScanMemo::find(const ScanInputs& inputs, const Env& env) {
   const std::uint64_t hash = hash_of(inputs);
   Kept seen;  // a copy of the entry's state, without its inputs
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto [first, last] = scans_.equal_range(hash);
     for (auto it = first; it != last && !seen.scan; ++it) {
       if (same_inputs(it->second, inputs)) {
@@ -123,7 +123,7 @@ ScanFound ScanMemo::find(const ScanInputs& inputs, const Env& env) {
   if (!probes_hold(*seen.scan, env)) return {};
   if (quiet_at != 0 && relative && working_folder(env) != folder) quiet_at = 0;
 
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (Kept* kept = kept_for(hash, seen.scan)) {
     ++kept->checks;
     kept->quiet_at = quiet_at;
@@ -146,7 +146,7 @@ void ScanMemo::keep(const ScanInputs& inputs, std::shared_ptr<const IncludeScan>
   const std::uint64_t hash = hash_of(inputs);
   std::size_t size = inputs.shape.size() + (note && note->text ? note->text->size() : 0);
   for (std::string_view text : inputs.texts) size += text.size();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (scans_.size() >= kMaxScans || bytes_ + size > kMaxBytes) {
     scans_.clear();
     bytes_ = 0;

@@ -19,13 +19,13 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
 #include "env/env.h"
 #include "inputs/include_scanner.h"
 
@@ -100,13 +100,14 @@ class ScanMemo {
   // Watches every probe of `scan`; false when one cannot be watched.
   static bool watch_probes(const IncludeScan& scan, ChangeWatch& watch);
   static bool same_inputs(const Kept& kept, const ScanInputs& inputs);
-  // The entry holding `scan`, or null; with mutex_ held.
-  Kept* kept_for(std::uint64_t hash, const std::shared_ptr<const IncludeScan>& scan);
+  // The entry holding `scan`, or null.
+  Kept* kept_for(std::uint64_t hash, const std::shared_ptr<const IncludeScan>& scan)
+      REQUIRES(mutex_);
 
-  std::mutex mutex_;
+  Mutex mutex_;
   // By the XXH3-64 of the inputs.
-  std::unordered_multimap<std::uint64_t, Kept> scans_;  // guarded by mutex_
-  std::size_t bytes_ = 0;                               // guarded by mutex_
+  std::unordered_multimap<std::uint64_t, Kept> scans_ GUARDED_BY(mutex_);
+  std::size_t bytes_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace kcache

@@ -234,7 +234,7 @@ void ScanRecords::keep(const ScanInputs& inputs, const IncludeScan& scan, const 
 
   if (!env_.create_dirs(dir_, 0700).is_ok()) return;
   if (!env_.write_file_atomic(dir_ + "/" + name, file, /*sync=*/false).is_ok()) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++written_;
   if (!counted_ || *counted_ + written_ > max_records_) trim(name);
 }
@@ -242,7 +242,7 @@ void ScanRecords::keep(const ScanInputs& inputs, const IncludeScan& scan, const 
 void ScanRecords::clear() {
   auto entries = env_.list_dir(dir_);
   if (!entries) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& entry : *entries) {
     if (entry.name.ends_with(".scan")) (void)env_.remove_file(dir_ + "/" + entry.name);
   }

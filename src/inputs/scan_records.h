@@ -22,10 +22,10 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "env/env.h"
 #include "inputs/scan_memo.h"
 
@@ -67,18 +67,18 @@ class ScanRecords {
  private:
   [[nodiscard]] bool trusted() const;
   // Removes the oldest half when the folder holds more than max_records_,
-  // never `just_written` (a record's name); with mutex_ held.
-  void trim(const std::string& just_written);
+  // never `just_written` (a record's name).
+  void trim(const std::string& just_written) REQUIRES(mutex_);
 
   std::string dir_;
   Env& env_;
   std::function<bool()> trusted_;
   std::size_t max_records_;
   mutable std::atomic<bool> trusted_seen_{false};
-  std::mutex mutex_;
+  Mutex mutex_;
   // Records written by this process since the folder was last counted.
-  std::size_t written_ = 0;             // guarded by mutex_
-  std::optional<std::size_t> counted_;  // guarded by mutex_
+  std::size_t written_ GUARDED_BY(mutex_) = 0;
+  std::optional<std::size_t> counted_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kcache

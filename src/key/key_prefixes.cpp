@@ -28,7 +28,7 @@ bool KeyPrefixes::Kept::matches(const CompilerIdentity& c, const CompilerInputs&
 bool KeyPrefixes::append(const CompilerIdentity& compiler, const CompilerInputs& inputs,
                          const Target& target, std::string_view options,
                          const std::vector<std::string>& include_dirs, std::string& text) const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   for (const auto& kept : kept_) {
     if (kept->matches(compiler, inputs, target, options, include_dirs)) {
       text.append(kept->prefix);
@@ -44,7 +44,7 @@ void KeyPrefixes::keep(const CompilerIdentity& compiler, const CompilerInputs& i
   auto kept =
       std::make_shared<const Kept>(Kept{compiler, inputs, target.arch, target.features,
                                         std::string(options), include_dirs, std::move(prefix)});
-  std::unique_lock lock(mutex_);
+  WriterLock lock(mutex_);
   for (const auto& held : kept_) {  // another thread kept it meanwhile
     if (held->matches(compiler, inputs, target, options, include_dirs)) return;
   }

@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/mutex.h"
+
 namespace kcache {
 
 class KeyPrefixes {
@@ -54,9 +56,9 @@ class KeyPrefixes {
                  std::string_view o, const std::vector<std::string>& dirs) const;
   };
 
-  mutable std::shared_mutex mutex_;
-  std::vector<std::shared_ptr<const Kept>> kept_;
-  std::size_t next_ = 0;  // where the next one goes once full
+  mutable SharedMutex mutex_;
+  std::vector<std::shared_ptr<const Kept>> kept_ GUARDED_BY(mutex_);
+  std::size_t next_ GUARDED_BY(mutex_) = 0;  // where the next one goes once full
 };
 
 }  // namespace kcache

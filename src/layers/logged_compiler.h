@@ -16,6 +16,11 @@ class LoggedCompiler final : public Compiler {
   explicit LoggedCompiler(std::unique_ptr<Compiler> inner) : inner_(std::move(inner)) {}
   const CompilerIdentity& identity() const override { return inner_->identity(); }
   std::string library() const override { return inner_->library(); }
+  bool stored_binary_serves(
+      const KernelRequest& request,
+      const std::vector<std::pair<std::string, std::string>>& metadata) const override {
+    return inner_->stored_binary_serves(request, metadata);
+  }
   const CompilerInputs& inputs() const override { return inner_->inputs(); }
   Result<Target> resolve_target(const Target& requested) const override {
     return inner_->resolve_target(requested);

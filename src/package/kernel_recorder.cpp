@@ -94,11 +94,11 @@ std::string KernelRecorder::line_of(const KernelRequest& request, const Compiler
 void KernelRecorder::record(const KernelRequest& request, const Compiler& compiler,
                             const Target& target, const CacheKey& key, const KeyText& text) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopped_ || (recorded_.contains(key) && !looks_rewritten())) return;
   }
   const std::string line = line_of(request, compiler, target, key, text);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   // Another thread may have recorded it meanwhile.
   if (stopped_ || (recorded_.contains(key) && !looks_rewritten())) return;
   if (Status s = append_once(key, line); !s.is_ok()) {
@@ -236,7 +236,7 @@ Status KernelRecorder::read_new_lines(const File& file, std::uint64_t size) {
       !s.is_ok()) {
     return s;
   }
-  auto note_key = [this](std::string_view one) {
+  auto note_key = [this](std::string_view one) REQUIRES(mutex_) {
     json parsed = json::parse(one, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_object() && parsed.contains("key") && parsed["key"].is_string()) {
       if (auto known = CacheKey::from_hex(parsed["key"].get<std::string>())) {

@@ -30,11 +30,11 @@
 #include <kcache/key.h>
 
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "env/env.h"
 #include "key/key_text.h"
 
@@ -55,39 +55,38 @@ class KernelRecorder {
                              const Target& target, const CacheKey& key, const KeyText& text);
 
  private:
-  // With mutex_ held, each of them.
-  Status append_once(const CacheKey& key, const std::string& line);
+  // Each with mutex_ held (but open_manifest).
+  Status append_once(const CacheKey& key, const std::string& line) REQUIRES(mutex_);
   // The manifest opened for appending, held to the trust rule unless
   // shared; `real` gets its path after links (the one locked).
   Result<std::unique_ptr<File>> open_manifest(std::string& real) const;
   // Reads what others appended since the last look (all of it when the
   // file was rewritten); the size read up to. A file cut while it is
   // read is read again.
-  Result<std::uint64_t> catch_up(const File& file);
+  Result<std::uint64_t> catch_up(const File& file) REQUIRES(mutex_);
   // catch_up's one try, at `size`; kCorruption when the file was cut
   // meanwhile.
-  Status read_new_lines(const File& file, std::uint64_t size);
+  Status read_new_lines(const File& file, std::uint64_t size) REQUIRES(mutex_);
   // The file is to be read from its start, and no key is known in it.
-  void forget_what_was_read(const File& file);
+  void forget_what_was_read(const File& file) REQUIRES(mutex_);
   // Whether the manifest is no longer the one read: another file, shorter
   // than what was read, or other bytes where the last read ended.
-  Result<bool> rewritten(const File& file, std::uint64_t size) const;
+  Result<bool> rewritten(const File& file, std::uint64_t size) const REQUIRES(mutex_);
   // Whether a look at the path (no lock) finds another file or a shorter one.
-  bool looks_rewritten() const;
+  bool looks_rewritten() const REQUIRES(mutex_);
   // Remembers the bytes just before read_up_to_, for rewritten().
-  Status remember_tail(const File& file);
+  Status remember_tail(const File& file) REQUIRES(mutex_);
 
   const std::string path_;
   const bool shared_;
   Env& env_;
   const Logger& log_;
-  std::mutex mutex_;
-  // Guarded by mutex_, each of them.
-  std::set<CacheKey> recorded_;   // keys with a line in the manifest
-  std::uint64_t read_up_to_ = 0;  // the manifest read so far
-  FileId read_id_;                // which file that was
-  std::string tail_;              // its last bytes read, up to kTailBytes
-  bool stopped_ = false;
+  Mutex mutex_;
+  std::set<CacheKey> recorded_ GUARDED_BY(mutex_);   // keys with a line in the manifest
+  std::uint64_t read_up_to_ GUARDED_BY(mutex_) = 0;  // the manifest read so far
+  FileId read_id_ GUARDED_BY(mutex_);                // which file that was
+  std::string tail_ GUARDED_BY(mutex_);              // its last bytes read, up to kTailBytes
+  bool stopped_ GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace kcache

@@ -11,7 +11,7 @@ bool GuardedTier::Breaker::admit(const Clock& clock, bool& probe, Status& skippe
   probe = false;
   // The hot path: no failure since the last answer, no lock, no clock.
   if (!troubled_.load(std::memory_order_acquire)) return true;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!open_) return true;
   if (probing_ || clock() < closed_until_) {
     skipped = last_failure_;
@@ -25,7 +25,7 @@ bool GuardedTier::Breaker::admit(const Clock& clock, bool& probe, Status& skippe
 bool GuardedTier::Breaker::record(const Status& failure, bool probe, const Clock& clock,
                                   const BreakerPolicy& policy) {
   if (failure.is_ok() && !probe && !troubled_.load(std::memory_order_acquire)) return false;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (probe) probing_ = false;
   if (failure.is_ok()) {
     failures_in_a_row_ = 0;

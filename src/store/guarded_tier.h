@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "store/tier.h"
 
 namespace kcache {
@@ -90,13 +90,13 @@ class GuardedTier final : public Tier {
     // Set from a failure until the next answer: only then are the lock and
     // the clock needed.
     std::atomic<bool> troubled_{false};
-    std::mutex mutex_;  // guards the members below
-    int failures_in_a_row_ = 0;
-    bool open_ = false;
-    bool probing_ = false;
-    std::chrono::steady_clock::time_point closed_until_{};
-    std::chrono::milliseconds pause_{0};
-    Status last_failure_;
+    Mutex mutex_;
+    int failures_in_a_row_ GUARDED_BY(mutex_) = 0;
+    bool open_ GUARDED_BY(mutex_) = false;
+    bool probing_ GUARDED_BY(mutex_) = false;
+    std::chrono::steady_clock::time_point closed_until_ GUARDED_BY(mutex_){};
+    std::chrono::milliseconds pause_ GUARDED_BY(mutex_){0};
+    Status last_failure_ GUARDED_BY(mutex_);
   };
 
   // Runs `call` through `breaker`, or answers without calling it when the

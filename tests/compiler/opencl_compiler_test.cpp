@@ -71,6 +71,26 @@ TEST_F(OpenClCompilerTest, CompilesWithInMemoryHeadersAndRunsWarmup) {
   EXPECT_GT(out->binary.size(), 100u);
 }
 
+// The binary a compile stores says whether it ran the request's warmup;
+// one stored without (by `kcache compile`, say) does not serve a request
+// with a warmup, so the cache builds it again warmed. Any other binary does.
+TEST_F(OpenClCompilerTest, AnUnwarmedBinaryDoesNotServeAWarmupRequest) {
+  KernelRequest request;
+  request.source = "kernel void k(global float* x) { x[0] = 1; }";
+  auto unwarmed = compiler->compile(request, *compiler->resolve_target({}));
+  ASSERT_TRUE(unwarmed.is_ok()) << unwarmed.status().message();
+  KernelRequest warm = request;
+  warm.warmup = [](const BuiltProgram&) { return Status::ok(); };
+  auto warmed = compiler->compile(warm, *compiler->resolve_target({}));
+  ASSERT_TRUE(warmed.is_ok()) << warmed.status().message();
+
+  EXPECT_FALSE(compiler->stored_binary_serves(warm, unwarmed->metadata));
+  EXPECT_TRUE(compiler->stored_binary_serves(warm, warmed->metadata));
+  EXPECT_TRUE(compiler->stored_binary_serves(request, unwarmed->metadata));
+  EXPECT_TRUE(compiler->stored_binary_serves(request, warmed->metadata));
+  EXPECT_TRUE(compiler->stored_binary_serves(warm, {})) << "an entry older than the field";
+}
+
 TEST_F(OpenClCompilerTest, BuildErrorCarriesTheLog) {
   KernelRequest request;
   request.source = "kernel void broken(global float* x) { x[0] = undefined_name; }";

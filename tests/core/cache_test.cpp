@@ -731,9 +731,12 @@ TEST_F(CacheTest, ZstdEntriesRoundTrip) {
 }
 
 // A compiler whose binaries say whether the request had a warmup (as the
-// OpenCL backend's metadata "warmed" does), counting its compiles.
+// OpenCL backend's metadata "warmed" does), counting its compiles; with
+// `picky`, it passes over a binary stored without one for a request that
+// has one (Compiler::stored_binary_serves, as the OpenCL backend does).
 class WarmingCompiler : public Compiler {
  public:
+  explicit WarmingCompiler(bool picky = true) : picky_(picky) {}
   const CompilerIdentity& identity() const override { return id; }
   Result<Target> resolve_target(const Target& t) const override { return t; }
   Result<CompileOutput> compile(const KernelRequest& request, const Target&) override {
@@ -743,9 +746,36 @@ class WarmingCompiler : public Compiler {
     out.metadata = {{kWarmedField, request.warmup ? "yes" : "no"}};
     return out;
   }
+  bool stored_binary_serves(
+      const KernelRequest& request,
+      const std::vector<std::pair<std::string, std::string>>& metadata) const override {
+    ++asked;
+    if (!picky_ || !request.warmup) return true;
+    return metadata != std::vector<std::pair<std::string, std::string>>{{kWarmedField, "no"}};
+  }
   CompilerIdentity id{"warm", "w", "1"};
   int compiles = 0;
+  mutable int asked = 0;
+
+ private:
+  bool picky_;
 };
+
+// The rule is the compiler's: one that does not pass over its binaries
+// gets the unwarmed one served to a request with a warmup, whatever the
+// metadata says.
+TEST_F(CacheTest, AStoredBinaryServesUnlessItsCompilerSaysOtherwise) {
+  WarmingCompiler plain(/*picky=*/false);
+  ASSERT_TRUE(open()->get_or_compile(request(), plain).is_ok());
+  auto warm_request = request();
+  warm_request.warmup = [](const BuiltProgram&) { return Status::ok(); };
+  auto served = open()->get_or_compile(warm_request, plain);
+  ASSERT_TRUE(served.is_ok());
+  EXPECT_EQ(served->tier, TierKind::kUser);
+  EXPECT_EQ(served->metadata(kWarmedField), "no");
+  EXPECT_EQ(plain.compiles, 1);
+  EXPECT_GE(plain.asked, 1);
+}
 
 // An entry stored without a warmup (metadata warmed=no) does not satisfy a
 // request that brings one: it is rebuilt warmed, once.
@@ -784,6 +814,7 @@ TEST_F(CacheTest, UnwarmedPackageEntryIsServedToAWarmupRequest) {
   EXPECT_EQ(served->tier, TierKind::kSystem);
   EXPECT_EQ(served->metadata(kWarmedField), "no");
   EXPECT_EQ(unwarmed.compiles, 1);
+  EXPECT_EQ(unwarmed.asked, 0) << "a package's binary is not the compiler's to pass over";
 }
 
 TEST_F(CacheTest, ClearEmptiesUserAndMemory) {

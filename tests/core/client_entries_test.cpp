@@ -126,6 +126,47 @@ TEST_F(ClientEntriesTest, EachNamespaceIsCountedApartFromKernels) {
   EXPECT_GT(triton->bytes_stored, 5u);  // the entry, header and key included
 }
 
+// `kcache stats` adds up every process's counts of each namespace (a file
+// of the namespace's own beside the folder's), and zeroes them with the
+// rest.
+TEST_F(ClientEntriesTest, EachNamespaceIsCountedForTheFolderAcrossProcesses) {
+  {
+    auto first = open();
+    ASSERT_TRUE(first->put("triton", "a", bytes("12345")).is_ok());
+    (void)first->get("triton", "a");
+    (void)first->get("cupy", "z");  // counted before the folder's counts were shared, too
+  }
+  {
+    auto second = open();  // another process
+    (void)second->get("triton", "a");
+    (void)second->get("triton", "b");
+    ASSERT_TRUE(second->put("cupy", "z", bytes("xy")).is_ok());
+  }
+  auto admin = open();
+  auto folder = CacheAdmin(*admin).folder_stats();
+  ASSERT_TRUE(folder.is_ok()) << folder.status().to_string();
+  ASSERT_EQ(folder->counts.namespaces.size(), 2u);
+  const NamespaceCounts& cupy = folder->counts.namespaces[0];
+  const NamespaceCounts& triton = folder->counts.namespaces[1];
+  EXPECT_EQ(cupy.name, "cupy");
+  EXPECT_EQ(cupy.puts, 1u);
+  EXPECT_EQ(triton.name, "triton");
+  EXPECT_EQ(triton.gets, 3u);
+  EXPECT_EQ(triton.hits, 2u);
+  EXPECT_EQ(triton.puts, 1u);
+  EXPECT_EQ(triton.bytes_served, 10u);
+  EXPECT_EQ(folder->counts.requests, 0u) << "client entries are not kernel requests";
+  EXPECT_TRUE(std::filesystem::exists(dir / "cache/" KCACHE_VERSION_STRING
+                                            "/kcache.stats.client.triton.stats"));
+
+  ASSERT_TRUE(CacheAdmin(*admin).zero_stats().is_ok());
+  auto zeroed = CacheAdmin(*admin).folder_stats();
+  ASSERT_TRUE(zeroed.is_ok());
+  for (const NamespaceCounts& n : zeroed->counts.namespaces) {
+    EXPECT_EQ(n.gets + n.hits + n.puts + n.bytes_served + n.bytes_stored, 0u) << n.name;
+  }
+}
+
 TEST_F(ClientEntriesTest, ADisabledCacheKeepsNothing) {
   CacheOptions off;
   off.disable_cache = true;

@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "base/hash.h"
+#include "base/mutex.h"
 #include "base/setting_variables.h"
 #include "compiler/compiler_facts.h"
 #include "compiler/nvrtc/nvrtc_api.h"
@@ -256,7 +257,7 @@ class NvrtcCompiler final : public Compiler {
   // The library, loaded now if the compiler was made from a record. It must
   // be the one the record describes: the identity in every key says so.
   Result<std::shared_ptr<const NvrtcApi>> api() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (api_) return api_;
     auto loaded = shared_nvrtc(named_);
     if (!loaded) return loaded.status();
@@ -275,8 +276,8 @@ class NvrtcCompiler final : public Compiler {
     return api_;
   }
 
-  mutable std::mutex mutex_;
-  mutable std::shared_ptr<const NvrtcApi> api_;  // guarded by mutex_
+  mutable Mutex mutex_;
+  mutable std::shared_ptr<const NvrtcApi> api_ GUARDED_BY(mutex_);
   const std::string named_;
   const std::string record_path_;  // the facts record it was made from, or empty
   CompilerIdentity identity_;

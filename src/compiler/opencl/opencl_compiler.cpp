@@ -255,6 +255,20 @@ class OpenClCompiler final : public Compiler {
                                     requested.db_basename() + "'");
   }
 
+  // A binary stored without a warmup (by `kcache compile`, say) does not
+  // serve a request that has one: PoCL makes a kernel's work-group code at
+  // its first launch and keeps it in the binary, so the warmed build, made
+  // now and stored over it, saves every later process that launch's
+  // compile. The metadata field is this backend's (kWarmedField).
+  bool stored_binary_serves(
+      const KernelRequest& request,
+      const std::vector<std::pair<std::string, std::string>>& metadata) const override {
+    if (!request.warmup) return true;
+    return std::none_of(metadata.begin(), metadata.end(), [](const auto& field) {
+      return field.first == kWarmedField && field.second == "no";
+    });
+  }
+
   Result<CompileOutput> compile(const KernelRequest& request, const Target& /*target*/) override {
     const OpenClApi& cl = *api_;
     // The tokens the key holds, as one string; a request with a token that

@@ -31,6 +31,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/mutex.h"
 #include "layers/layer_cache.h"
 #include "layers/layer_switch.h"
 #include "layers/logged_compiler.h"
@@ -66,8 +67,8 @@ struct Shim {
   std::unique_ptr<kcache::Cache> cache;
   std::once_flag compiler_made;
   std::unique_ptr<kcache::Compiler> compiler;  // null when it cannot be made
-  std::mutex mutex;                            // guards `programs`
-  std::unordered_set<const Program*> programs;
+  kcache::Mutex mutex;
+  std::unordered_set<const Program*> programs GUARDED_BY(mutex);
 };
 
 // The shim, or nullptr when it serves nothing (KCACHE_LAYER_DISABLE=1, the
@@ -91,7 +92,7 @@ Program* own(nvrtcProgram handle) {
   Shim* s = shim();
   if (s == nullptr || handle == nullptr) return nullptr;
   auto* program = reinterpret_cast<Program*>(handle);
-  std::lock_guard lock(s->mutex);
+  kcache::MutexLock lock(s->mutex);
   return s->programs.count(program) != 0 ? program : nullptr;
 }
 
@@ -350,7 +351,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCreateProgram(
     program->header_texts.emplace_back(headers[i]);
     program->header_names.emplace_back(include_names[i]);
   }
-  std::lock_guard lock(s->mutex);
+  kcache::MutexLock lock(s->mutex);
   s->programs.insert(program.get());
   *prog = reinterpret_cast<nvrtcProgram>(program.release());
   return NVRTC_SUCCESS;
@@ -363,7 +364,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProg
   if (p == nullptr) return r->DestroyProgram(prog);
   {
     Shim* s = shim();
-    std::lock_guard lock(s->mutex);
+    kcache::MutexLock lock(s->mutex);
     s->programs.erase(p);
   }
   if (p->twin != nullptr) r->DestroyProgram(&p->twin);

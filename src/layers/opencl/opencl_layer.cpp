@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "compiler/opencl/opencl_build_failure.h"
 #include "layers/layer_cache.h"
 #include "layers/layer_switch.h"
@@ -122,22 +122,23 @@ struct FailedBuild {
 // static destructors at exit (CLBlast's caches are).
 struct Layer {
   std::unique_ptr<kcache::Cache> cache;
-  std::mutex mutex;                                    // guards the maps below
-  std::unordered_map<std::string, Built> built;        // context, binaries, options -> built
-  std::unordered_map<cl_program, Shadow> shadows;      // source program -> shadow
-  std::unordered_map<cl_kernel, cl_program> kernels;   // kernel of a shadow -> source
-  std::unordered_map<cl_program, FailedBuild> failed;  // source program -> its failed build
+  kcache::Mutex mutex;
+  std::unordered_map<std::string, Built> built
+      GUARDED_BY(mutex);  // context, binaries, options -> built
+  std::unordered_map<cl_program, Shadow> shadows GUARDED_BY(mutex);  // source program -> shadow
+  std::unordered_map<cl_kernel, cl_program> kernels
+      GUARDED_BY(mutex);  // kernel of a shadow -> source
+  std::unordered_map<cl_program, FailedBuild> failed
+      GUARDED_BY(mutex);  // source program -> its failed build
   // The built program that serves `program`; nullptr when none does.
-  // Called with `mutex` held.
-  const Built* serving(cl_program program) const {
+  const Built* serving(cl_program program) const REQUIRES(mutex) {
     auto it = shadows.find(program);
     if (it == shadows.end()) return nullptr;
     auto b = built.find(it->second.built);
     return b == built.end() ? nullptr : &b->second;
   }
   // One user of the built program `key` less; released after the last.
-  // Called with `mutex` held.
-  void unuse(const std::string& key);
+  void unuse(const std::string& key) REQUIRES(mutex);
 };
 
 // Keeps with each entry `built` was made from the work-group code its
@@ -187,9 +188,9 @@ Layer* layer() {
     std::atexit([] {
       Layer* l = layer();
       // A thread still building holds it: its programs keep what they have.
-      std::unique_lock lock(l->mutex, std::try_to_lock);
-      if (!lock.owns_lock()) return;
+      if (!l->mutex.try_lock()) return;
       for (auto& [key, built] : l->built) keep_work_group_code(*l->cache, built);
+      l->mutex.unlock();
     });
     return made;
   }();
@@ -283,8 +284,7 @@ std::optional<Served> binaries(Layer& l, cl_context context,
 
 // Makes the built program `key`, when there is one, serve `program` (in
 // place of the one that served it before); false when there is none.
-// Called with `l.mutex` held.
-bool use_built(Layer& l, cl_program program, const std::string& key) {
+bool use_built(Layer& l, cl_program program, const std::string& key) REQUIRES(l.mutex) {
   auto it = l.built.find(key);
   if (it == l.built.end()) return false;
   ++it->second.users;
@@ -331,7 +331,7 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
   {
     // Built before through the layer: again only without kernels, as
     // OpenCL says.
-    std::lock_guard lock(l.mutex);
+    kcache::MutexLock lock(l.mutex);
     if (auto it = l.shadows.find(program); it != l.shadows.end() && it->second.kernels > 0) {
       return CL_INVALID_OPERATION;
     }
@@ -340,7 +340,7 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
   std::optional<std::string> failure_log;
   auto served = binaries(l, *context, *devices, source, options, failure_log);
   if (!served && failure_log) {
-    std::lock_guard lock(l.mutex);
+    kcache::MutexLock lock(l.mutex);
     // A failed build replaces the one that served the program before.
     if (auto it = l.shadows.find(program); it != l.shadows.end()) {
       l.unuse(it->second.built);
@@ -358,7 +358,7 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
     key.append(":").append(served->kernels[i].key.hex());
   }
   key.append("|").append(options != nullptr ? options : "");
-  std::lock_guard lock(l.mutex);
+  kcache::MutexLock lock(l.mutex);
   if (!use_built(l, program, key)) {
     std::vector<std::size_t> lengths;
     std::vector<const unsigned char*> pointers;
@@ -395,7 +395,7 @@ std::optional<cl_int> serve_build(Layer& l, cl_program program, cl_uint num_devi
 // A build of `program` the platform does for real: what served it before
 // must not answer for it any more (a failed rebuild fails, as it would).
 void forget_shadow(Layer& l, cl_program program) {
-  std::lock_guard lock(l.mutex);
+  kcache::MutexLock lock(l.mutex);
   auto it = l.shadows.find(program);
   if (it == l.shadows.end() || it->second.kernels > 0) return;
   l.unuse(it->second.built);
@@ -404,7 +404,7 @@ void forget_shadow(Layer& l, cl_program program) {
 
 // A new build of `program` replaces the answer of its failed one.
 void forget_failure(Layer& l, cl_program program) {
-  std::lock_guard lock(l.mutex);
+  kcache::MutexLock lock(l.mutex);
   l.failed.erase(program);
 }
 
@@ -413,7 +413,7 @@ void forget_failure(Layer& l, cl_program program) {
 std::optional<cl_int> failed_build_info(Layer& l, cl_program program, cl_device_id device,
                                         cl_program_build_info param_name, std::size_t size,
                                         void* value, std::size_t* size_ret) {
-  std::lock_guard lock(l.mutex);
+  kcache::MutexLock lock(l.mutex);
   auto it = l.failed.find(program);
   if (it == l.failed.end() || it->second.device != device) return std::nullopt;
   switch (param_name) {
@@ -440,7 +440,7 @@ std::optional<cl_int> failed_build_info(Layer& l, cl_program program, cl_device_
 cl_program built_for(cl_program program) {
   Layer* l = layer();
   if (l == nullptr) return program;
-  std::lock_guard lock(l->mutex);
+  kcache::MutexLock lock(l->mutex);
   const Built* built = l->serving(program);
   return built == nullptr ? program : built->program;
 }
@@ -451,7 +451,7 @@ void adopt_kernels(Layer& l, cl_program program, const cl_kernel* kernels, cl_ui
   for (cl_uint i = 0; i < count; ++i) {
     if (kernels[i] == nullptr) continue;
     real().RetainProgram(program);
-    std::lock_guard lock(l.mutex);
+    kcache::MutexLock lock(l.mutex);
     l.kernels[kernels[i]] = program;
     if (auto it = l.shadows.find(program); it != l.shadows.end()) ++it->second.kernels;
   }
@@ -511,12 +511,12 @@ clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_
     }
   }
   if (Layer* l = layer(); l != nullptr && param_name == CL_PROGRAM_BUILD_LOG) {
-    std::unique_lock lock(l->mutex);
+    kcache::ReleasableMutexLock lock(l->mutex);
     if (const Built* built = l->serving(program)) {
       auto at = std::find(built->devices.begin(), built->devices.end(), device);
       if (at != built->devices.end()) {
         const std::string log = built->logs[static_cast<std::size_t>(at - built->devices.begin())];
-        lock.unlock();
+        lock.release();
         return answer_text(log, param_value_size, param_value, param_value_size_ret);
       }
     }
@@ -556,7 +556,7 @@ KCACHE_LAYER_EXPORT CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel s
   if (Layer* l = layer(); l != nullptr && clone != nullptr) {
     cl_program program = nullptr;
     {
-      std::lock_guard lock(l->mutex);
+      kcache::MutexLock lock(l->mutex);
       if (auto it = l->kernels.find(source_kernel); it != l->kernels.end()) program = it->second;
     }
     if (program != nullptr) adopt_kernels(*l, program, &clone, 1);
@@ -570,7 +570,7 @@ KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel ke
   cl_program program = nullptr;
   cl_int err = CL_SUCCESS;
   {
-    std::lock_guard lock(l->mutex);
+    kcache::MutexLock lock(l->mutex);
     auto it = l->kernels.find(kernel);
     if (it == l->kernels.end()) return real().ReleaseKernel(kernel);
     const bool last = last_reference(real().GetKernelInfo, kernel, CL_KERNEL_REFERENCE_COUNT);
@@ -597,7 +597,7 @@ KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetKernelInfo(cl_kernel ke
   Layer* l = layer();
   if (err == CL_SUCCESS && l != nullptr && param_name == CL_KERNEL_PROGRAM &&
       param_value != nullptr && param_value_size >= sizeof(cl_program)) {
-    std::lock_guard lock(l->mutex);
+    kcache::MutexLock lock(l->mutex);
     if (auto it = l->kernels.find(kernel); it != l->kernels.end()) {
       *static_cast<cl_program*>(param_value) = it->second;
     }
@@ -608,7 +608,7 @@ KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetKernelInfo(cl_kernel ke
 KCACHE_LAYER_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseProgram(cl_program program) {
   Layer* l = layer();
   if (l == nullptr) return real().ReleaseProgram(program);
-  std::lock_guard lock(l->mutex);
+  kcache::MutexLock lock(l->mutex);
   auto it = l->shadows.find(program);
   const bool failed = l->failed.count(program) != 0;
   if (it == l->shadows.end() && !failed) return real().ReleaseProgram(program);

@@ -1,7 +1,7 @@
 #include "store/memory/memory_tier.h"
+#include "base/mutex.h"
 
 #include <list>
-#include <mutex>
 #include <unordered_map>
 
 namespace kcache {
@@ -14,7 +14,7 @@ class MemoryTier final : public Tier {
   std::string_view name() const override { return "memory"; }
 
   Result<std::optional<Entry>> get(const DbNames& /*db*/, const CacheKey& key) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = map_.find(key);
     if (it == map_.end()) return std::optional<Entry>();
     lru_.splice(lru_.begin(), lru_, it->second);
@@ -25,7 +25,7 @@ class MemoryTier final : public Tier {
              std::span<const std::uint8_t> /*encoded*/) override {
     const std::uint64_t cost = charge(entry);
     if (cost > capacity_) return Status::ok();  // too large to keep; not an error
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (auto it = map_.find(entry.key); it != map_.end()) {
       used_ -= charge(it->second->entry);
       lru_.erase(it->second);
@@ -43,7 +43,7 @@ class MemoryTier final : public Tier {
   }
 
   Status remove(const std::string& /*db*/, const CacheKey& key) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (auto it = map_.find(key); it != map_.end()) {
       used_ -= charge(it->second->entry);
       lru_.erase(it->second);
@@ -53,7 +53,7 @@ class MemoryTier final : public Tier {
   }
 
   Result<std::uint64_t> clear() override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::uint64_t removed = map_.size();
     map_.clear();
     lru_.clear();
@@ -75,10 +75,10 @@ class MemoryTier final : public Tier {
   }
 
   const std::uint64_t capacity_;
-  std::mutex mutex_;
-  std::list<Slot> lru_;
-  std::unordered_map<CacheKey, std::list<Slot>::iterator> map_;
-  std::uint64_t used_ = 0;
+  Mutex mutex_;
+  std::list<Slot> lru_ GUARDED_BY(mutex_);
+  std::unordered_map<CacheKey, std::list<Slot>::iterator> map_ GUARDED_BY(mutex_);
+  std::uint64_t used_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace

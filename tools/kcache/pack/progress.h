@@ -8,9 +8,9 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "pack/recorded_lines.h"
 
 namespace kcache::tool {
@@ -40,7 +40,7 @@ class Progress {
   // A line of its own between progress lines (on a terminal the progress
   // line is cleared for it, and drawn again by the next done()).
   void say(const std::string& text) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::cerr << (tty_ ? "\r\033[K" : "") << text << "\n" << std::flush;
   }
 
@@ -48,7 +48,7 @@ class Progress {
   // folder): the rate and the ETA count those alone, so that a resumed
   // pack's kernels already there do not make it look fast.
   void done(const Line& line, const std::string& outcome, bool compiled) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++done_;
     if (compiled) ++compiled_;
     const double elapsed =
@@ -71,12 +71,12 @@ class Progress {
   }
 
  private:
-  std::mutex mutex_;
+  Mutex mutex_;
   const std::size_t total_;
   const bool tty_;
   const std::chrono::steady_clock::time_point start_;
-  std::size_t done_ = 0;
-  std::size_t compiled_ = 0;
+  std::size_t done_ GUARDED_BY(mutex_) = 0;
+  std::size_t compiled_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace kcache::tool
