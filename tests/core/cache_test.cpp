@@ -751,7 +751,8 @@ class WarmingCompiler : public Compiler {
       const std::vector<std::pair<std::string, std::string>>& metadata) const override {
     ++asked;
     if (!picky_ || !request.warmup) return true;
-    return metadata != std::vector<std::pair<std::string, std::string>>{{kWarmedField, "no"}};
+    const std::pair<std::string, std::string> unwarmed{kWarmedField, "no"};
+    return std::find(metadata.begin(), metadata.end(), unwarmed) == metadata.end();
   }
   CompilerIdentity id{"warm", "w", "1"};
   int compiles = 0;
