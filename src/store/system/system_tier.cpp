@@ -179,15 +179,6 @@ class SystemTier final : public Tier {
     }
   }
 
-  // Why the packages of the drop-in folder at `path`, read as `listed`,
-  // cannot be told apart (listed.problem is not kNone).
-  static std::string drop_in_folder_problem(const std::string& path, const DropInFolder& listed) {
-    if (listed.problem == DropInFolder::Problem::kNotAFolder) {
-      return "System database drop-in folder " + path + " is not a folder";
-    }
-    return "System database drop-in folder " + path + " cannot be read: " + listed.unreadable_why;
-  }
-
   // Whether a package serves a compiler: why not, and whether that was said.
   struct Fit {
     CompilerIdentity identity;
