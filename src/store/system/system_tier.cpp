@@ -7,24 +7,15 @@
 #include <mutex>
 
 #include "env/coarse_clock.h"
-#include "env/trusted_path.h"
 #include "format/kdb_file.h"
 #include "store/system/package_fit.h"
+#include "store/system/package_trust.h"
 #include "store/system/system_folder.h"
+#include "store/system/system_verifier.h"
 #include "store/system/trusted_keys.h"
 
 namespace kcache {
 namespace {
-
-// Packages are read-only here: verify names the problem, --repair leaves it.
-constexpr const char* kNotRepaired = " (a read-only package: reinstall or remove it)";
-// Why a package is refused, in the words of its warning and of verify.
-std::string untrusted_text(const std::string& reason) {
-  return "not used: " + refusal_words(reason) + "; fix the owner or mode, or remove it";
-}
-std::string unsigned_text(const std::string& refusal) {
-  return "not used: " + refusal + " (KCACHE_TRUSTED_KEYS)";
-}
 
 // What a path held when a shelf was opened: the file's identity, size and
 // modification time, or nothing there.
@@ -44,10 +35,11 @@ class SystemTier final : public Tier {
              const Logger& log, TierEvents& events, std::chrono::milliseconds recheck)
       : recheck_ns_(std::chrono::nanoseconds(recheck).count()),
         folder_(std::move(folder)),
-        trusted_key_paths_(std::move(trusted_keys)),
         env_(env),
         log_(log),
-        events_(events) {}
+        events_(events),
+        trust_(std::move(trusted_keys), env, log),
+        verifier_(folder_, trust_, env) {}
 
   std::string_view name() const override { return "system"; }
 
@@ -104,81 +96,9 @@ class SystemTier final : public Tier {
     return list_system_databases(folder_, env_);
   }
 
-  Status verify(bool /*repair*/, VerifyReport& report) override {
-    auto names = databases();
-    if (!names) return names.status();
-    for (const auto& db : *names) {
-      const std::string path = system_package_path(folder_, db);
-      if (auto there = env_.file_info(path);
-          there || there.status().code() != StatusCode::kNotFound) {
-        verify_package(path, db, report);
-      }
-      const std::string drop_ins = drop_in_folder_of(folder_, db);
-      const DropInFolder listed = read_drop_in_folder(drop_ins, env_);
-      if (listed.problem != DropInFolder::Problem::kNone) {
-        report.problems.push_back(
-            {drop_ins, drop_in_folder_problem(drop_ins, listed) + "; its packages are not used",
-             false});
-        continue;
-      }
-      for (const auto& [name, why] : listed.not_packages) {
-        report.problems.push_back({drop_ins + "/" + name, "not used: " + why, false});
-      }
-      for (std::size_t i = 0; i < listed.packages.size(); ++i) {
-        const std::string drop_in = drop_ins + "/" + listed.packages[i];
-        if (i >= listed.used()) {
-          report.problems.push_back({drop_in, "not used: " + drop_in_not_used_reason(db), false});
-          continue;
-        }
-        verify_package(drop_in, db, report);
-      }
-    }
-    return Status::ok();
-  }
+  Status verify(bool /*repair*/, VerifyReport& report) override { return verifier_.verify(report); }
 
  private:
-  // Checks the package at `path`, found as database `db`, into `report`.
-  void verify_package(const std::string& path, const std::string& db, VerifyReport& report) const {
-    const TrustedKeys& keys = trusted_keys();
-    ++report.databases_checked;
-    const auto owner_problem = untrusted_reason(path, env_);
-    if (owner_problem && !keys.configured()) {
-      report.problems.push_back({path, untrusted_text(*owner_problem), false});
-      return;
-    }
-    auto kdb = KdbReader::open(path, env_);
-    if (!kdb) {
-      report.problems.push_back({path, kdb.status().message() + kNotRepaired, false});
-      return;
-    }
-    // A signature is checked whether or not keys are trusted: an altered
-    // signed package is a problem either way.
-    auto refusal = keys.configured() ? keys.refusal(**kdb) : signature_problem(**kdb);
-    if (refusal) {
-      report.problems.push_back({path, unsigned_text(*refusal), false});
-      return;
-    }
-    // Another key or entry format, or another database's kernels (a
-    // renamed file, a drop-in in another database's folder): never used
-    // here, whatever the compiler.
-    if (auto unfit = unfit_reason((*kdb)->metadata(), db, CompilerIdentity{})) {
-      report.problems.push_back({path, "not used: " + *unfit, false});
-      return;
-    }
-    for (const auto& slot : (*kdb)->slots()) {
-      ++report.entries_checked;
-      auto bytes = (*kdb)->read(slot);
-      Result<Entry> entry =
-          bytes ? decode_package_entry(**kdb, slot, *bytes) : Result<Entry>(bytes.status());
-      if (entry) {
-        ++report.entries_ok;
-      } else {
-        report.problems.push_back(
-            {path + "#" + slot.key.hex(), entry.status().message() + kNotRepaired, false});
-      }
-    }
-  }
-
   // Whether a package serves a compiler: why not, and whether that was said.
   struct Fit {
     CompilerIdentity identity;
@@ -359,43 +279,6 @@ class SystemTier final : public Tier {
     return p.fits.front();
   }
 
-  // Why another user could have written the package `kdb` has open at
-  // `path`: the rule applied to the file now at `path`, which must be the
-  // one opened.
-  std::optional<std::string> owner_problem_of_opened(const std::string& path,
-                                                     const KdbReader& kdb) const {
-    if (auto reason = untrusted_reason(path, env_)) return reason;
-    auto now = env_.file_info(path);
-    if (!now || !(now->id == kdb.file_id())) return "it was replaced while it was opened";
-    return std::nullopt;
-  }
-
-  // The keys packages must be signed with, read on first use; each key
-  // file that cannot be used is said once.
-  const TrustedKeys& trusted_keys() const {
-    std::call_once(keys_loaded_, [this] {
-      keys_ = TrustedKeys::load(trusted_key_paths_, env_);
-      for (const auto& problem : keys_.problems()) {
-        log_.warn_once("SystemDb:key:" + problem, "SystemDb", problem);
-      }
-    });
-    return keys_;
-  }
-
-  // Says once that the package at `path` is refused for `reason`: once
-  // per folder when a folder is the reason (every package beneath it is
-  // refused alike: a drop-in folder others can write holds many).
-  void warn_untrusted(const std::string& path, const std::string& reason) const {
-    if (reason.starts_with("folder ")) {
-      log_.warn_once("SystemDb:untrusted:" + reason, "SystemDb",
-                     "System database file " + path + " is " + untrusted_text(reason) +
-                         " (as is any other package beneath that folder)");
-      return;
-    }
-    log_.warn_once("SystemDb:untrusted:" + path, "SystemDb",
-                   "System database file " + path + " is " + untrusted_text(reason));
-  }
-
   // The packages of `db`, opened once per process (again after one of
   // them changed), mutex_ held.
   std::shared_ptr<const Shelf> shelf_locked(const std::string& db, std::int64_t now_ns) {
@@ -464,48 +347,19 @@ class SystemTier final : public Tier {
   std::shared_ptr<const Package> open_package(const std::string& path) const {
     auto made = std::make_shared<Package>();
     Package& kept = *made;
-    const TrustedKeys& keys = trusted_keys();
-    // Trusted as far as its file (ssh's StrictModes) unless keys are
-    // configured: a package another user could write is refused, once, and
-    // the tier goes on without it. With keys, its signature decides.
-    const auto owner_problem = untrusted_reason(path, env_);
-    if (owner_problem && !keys.configured()) {
+    if (trust_.refuses_unopened(path)) {
       kept.present = true;  // refused, not missing: no second warning
-      warn_untrusted(path, *owner_problem);
       return made;
     }
     auto opened = KdbReader::open(path, env_);
-    // Checked again on the file opened: one put in place between the first
-    // check and the open (the file was absent then, say) is held to the
-    // rule as well.
-    const auto opened_problem = opened ? owner_problem_of_opened(path, **opened) : owner_problem;
-    if (opened && opened_problem && !keys.configured()) {
-      kept.present = true;
-      warn_untrusted(path, *opened_problem);
-      return made;
-    }
-    // Without keys, a package that says it is signed is still held to its
-    // signature (once, at open): one altered after signing is refused, not
-    // served as if unsigned (one that cannot be checked here, without
-    // libsodium, is served as before). Entries' digests are checked under
-    // keys.
-    if (opened && !keys.configured()) {
-      if (auto broken = signature_failure(**opened); broken && broken->checked) {
+    if (opened) {
+      const PackageTrust::Admission admitted = trust_.admit_opened(path, **opened);
+      if (!admitted.used) {
         kept.present = true;
-        log_.warn_once("SystemDb:unsigned:" + path, "SystemDb",
-                       "System database file " + path + " is not used: " + broken->why);
         return made;
       }
-    }
-    if (opened && keys.configured()) {
-      if (auto refusal = keys.refusal(**opened)) {
-        kept.present = true;
-        log_.warn_once("SystemDb:unsigned:" + path, "SystemDb",
-                       "System database file " + path + " is " + unsigned_text(*refusal));
-        return made;
-      }
-      kept.check_digests = true;
-      kept.check_every_read = opened_problem.has_value();
+      kept.check_digests = admitted.check_digests;
+      kept.check_every_read = admitted.check_every_read;
     }
     kept.present = opened.is_ok() || opened.status().code() != StatusCode::kNotFound;
     // A package that cannot be used is treated as absent, with one warning
@@ -545,12 +399,11 @@ class SystemTier final : public Tier {
 
   const std::int64_t recheck_ns_;  // how often a shelf's files are looked at again
   const std::string folder_;
-  const std::vector<std::string> trusted_key_paths_;
-  mutable std::once_flag keys_loaded_;
-  mutable TrustedKeys keys_;
   const Env& env_;
   const Logger& log_;
   TierEvents& events_;
+  const PackageTrust trust_;
+  const SystemVerifier verifier_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const Shelf>> shelves_;
 };
