@@ -183,6 +183,13 @@ DropInFolder read_drop_in_folder(const std::string& path, const Env& env) {
   return folder;
 }
 
+std::string drop_in_folder_problem(const std::string& path, const DropInFolder& listed) {
+  if (listed.problem == DropInFolder::Problem::kNotAFolder) {
+    return "System database drop-in folder " + path + " is not a folder";
+  }
+  return "System database drop-in folder " + path + " cannot be read: " + listed.unreadable_why;
+}
+
 SystemFolder describe_system_folder(const std::string& folder,
                                     const std::vector<std::string>& trusted_keys, const Env& env) {
   SystemFolder described;

@@ -77,6 +77,11 @@ struct DropInFolder {
 // The drop-in folder at `path`. One that is not there holds nothing.
 DropInFolder read_drop_in_folder(const std::string& path, const Env& env);
 
+// Why the packages of the drop-in folder at `path`, read as `listed`,
+// cannot be told apart (listed.problem is not kNone), in the words of the
+// tier's warning and of its verify.
+std::string drop_in_folder_problem(const std::string& path, const DropInFolder& listed);
+
 // describe_system_folder (kcache/package.h) through `env`.
 SystemFolder describe_system_folder(const std::string& folder,
                                     const std::vector<std::string>& trusted_keys, const Env& env);

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/log.h"
@@ -25,6 +26,9 @@
 #include "store/tier.h"
 
 namespace kcache {
+
+// The tier's name (Tier::name), as its reports to TierEvents give it.
+inline constexpr std::string_view kSystemTierName = "system";
 
 // `recheck`: how often the files of a database's packages are looked at
 // again (a stat each): one installed where none was, a drop-in added, one
