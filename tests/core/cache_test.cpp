@@ -357,7 +357,7 @@ TEST_F(CacheTest, EntryWithOtherKeyMaterialIsNotServed) {
   // Point a's hint record at b's entry, fixing nothing else: the entry's
   // key then disagrees with the key looked up. b's bytes are never served
   // for a; a's own record, which the log still holds, is (the hint was
-  // what was wrong, store/user/user_tier_impl.h).
+  // what was wrong, store/user/user_reader.h).
   const std::string base = dir / "cache/" KCACHE_VERSION_STRING "/gfx906_60";
   auto record_b = testing::newest_record(base + ".ukdb", key_b);
   ASSERT_TRUE(record_b.has_value());

@@ -14,7 +14,7 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record,
     // there. A record checked before is lent on its header and key alone,
     // and only while the stamp holds: the stamp is looked at first, below.
     // A mapping that lost a page is looked at again below (and dropped).
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (mapping_ != nullptr && stamp_ && record.offset + record.size <= mapping_->bytes().size() &&
         !mapping_->damaged()) {
       view = view_of(mapping_, record.offset, record.size);
@@ -26,7 +26,7 @@ std::optional<Entry> MappedLog::read(const File& log, const HintRecord& record,
     // Before any byte is read: a write from here on moves the stamp.
     auto now = log.stamp();
     if (!now) return std::nullopt;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!stamp_ || !(*stamp_ == *now)) {
       if (++epoch_ == 0) epoch_ = 1;
       stamp_ = *now;

@@ -21,9 +21,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "env/env.h"
 #include "env/file_mapping.h"
 #include "format/entry.h"
@@ -39,19 +40,19 @@ class MappedLog {
   // check): the caller reads it with read_at, which says what is wrong.
   // `checked_epoch` is the epoch in which the record last passed its full
   // check (0: never), and is set to the current one when it passes it now.
-  std::optional<Entry> read(const File& log, const HintRecord& record,
-                            std::uint32_t& checked_epoch);
+  std::optional<Entry> read(const File& log, const HintRecord& record, std::uint32_t& checked_epoch)
+      EXCLUDES(mutex_);
 
  private:
-  std::mutex mutex_;  // guards the members below
-  std::shared_ptr<const FileMapping> mapping_;
+  Mutex mutex_;  // guards the members below
+  std::shared_ptr<const FileMapping> mapping_ GUARDED_BY(mutex_);
   // The log's stamp when the current epoch began.
-  std::optional<FileStamp> stamp_;
+  std::optional<FileStamp> stamp_ GUARDED_BY(mutex_);
   // Moves with each new stamp; never 0, which means "never checked".
-  std::uint32_t epoch_ = 1;
+  std::uint32_t epoch_ GUARDED_BY(mutex_) = 1;
   // A size the log could not be mapped at (no guard slot, say): not tried
   // again until the log's size changes.
-  std::optional<std::uint64_t> unmappable_at_;
+  std::optional<std::uint64_t> unmappable_at_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kcache::userlog

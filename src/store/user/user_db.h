@@ -11,13 +11,13 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "env/env.h"
 #include "store/user/mapped_log.h"
 #include "store/user/record_index.h"
@@ -34,18 +34,18 @@ struct Db {
   std::unique_ptr<File> hint;  // null when the hint did not match the log
   bool writable = false;
   userlog::Generation generation{};
-  mutable std::shared_mutex mutex;  // guards the members below
+  mutable SharedMutex mutex;  // guards the members below that say so
   // key -> its newest record, a removal included (so that an older record
   // met later, in a hint read after a scan, does not bring it back)
-  RecordIndex newest;
-  std::uint64_t hint_read = userlog::kHeaderSize;  // bytes of the hint applied
+  RecordIndex newest GUARDED_BY(mutex);
+  std::uint64_t hint_read GUARDED_BY(mutex) = userlog::kHeaderSize;  // bytes of the hint applied
   // How far the hint file covers the log: writers hint what lies past it.
-  std::uint64_t hinted_end = userlog::kHeaderSize;
+  std::uint64_t hinted_end GUARDED_BY(mutex) = userlog::kHeaderSize;
   // How far this process has read the log (past the hint, on a miss).
-  std::uint64_t read_end = userlog::kHeaderSize;
+  std::uint64_t read_end GUARDED_BY(mutex) = userlog::kHeaderSize;
   // Whether a record that failed its checks had the whole log read to see
   // whether the hint misplaced it (done once per open database).
-  bool checked_against_log = false;
+  bool checked_against_log GUARDED_BY(mutex) = false;
 
   // Hits served from a mapping of the log (store/user/mapped_log.h).
   MappedLog mapped;
@@ -54,20 +54,20 @@ struct Db {
   // retired table is replaced by the current one; every table opened is
   // kept until the database is closed, so a hit never meets a freed one.
   struct Uses {
-    std::mutex mutex;  // guards opening
+    Mutex mutex;  // guards opening
     std::atomic<UseTable*> table{nullptr};
-    std::vector<std::unique_ptr<UseTable>> opened;
-    std::uint32_t tried_minute = 0;  // the last minute opening was tried
+    std::vector<std::unique_ptr<UseTable>> opened GUARDED_BY(mutex);
+    std::uint32_t tried_minute GUARDED_BY(mutex) = 0;  // the last minute opening was tried
   } uses;
 
   // The caller holds `mutex` exclusively (as for the two below).
-  void apply(const HintRecord& record) {
+  void apply(const HintRecord& record) REQUIRES(mutex) {
     newest.apply(record);
     read_end = std::max(read_end, record.end());
   }
   // Replaces what the index holds with the live records of a scan that
   // read the log up to `end`.
-  void index_scan(const RecordMap& live, std::uint64_t end) {
+  void index_scan(const RecordMap& live, std::uint64_t end) REQUIRES(mutex) {
     std::vector<HintRecord> records;
     records.reserve(live.size());
     for (const auto& [key, record] : live) records.push_back(record);
@@ -76,7 +76,7 @@ struct Db {
     read_end = end;
   }
   // apply(), for records the hint file holds.
-  void apply_hinted(std::span<const HintRecord> records) {
+  void apply_hinted(std::span<const HintRecord> records) REQUIRES(mutex) {
     newest.apply_all(records);
     for (const HintRecord& record : records) {
       read_end = std::max(read_end, record.end());
@@ -84,7 +84,7 @@ struct Db {
     }
   }
   std::optional<HintRecord> find(const CacheKey& key) const {
-    std::shared_lock lock(mutex);
+    ReaderLock lock(mutex);
     const IndexedRecord* r = newest.find(key);
     if (r == nullptr || r->record.removal()) return std::nullopt;
     return r->record;
@@ -99,7 +99,7 @@ struct Db {
     std::uint32_t looked_up_minute = 0;
   };
   std::optional<Found> lookup(const CacheKey& key) const {
-    std::shared_lock lock(mutex);
+    ReaderLock lock(mutex);
     const IndexedRecord* r = newest.find(key);
     if (r == nullptr || r->record.removal()) return std::nullopt;
     const std::uint32_t epoch = std::atomic_ref(r->checked_epoch).load(std::memory_order_relaxed);
@@ -112,7 +112,7 @@ struct Db {
     const bool checked = found.checked_epoch != found.looked_up_epoch;
     const bool used = found.used_minute != found.looked_up_minute;
     if (!checked && !used) return;
-    std::shared_lock lock(mutex);
+    ReaderLock lock(mutex);
     const IndexedRecord* r = newest.find(found.record.key);
     if (r == nullptr || r->record.offset != found.record.offset) return;
     if (checked) {
@@ -124,7 +124,7 @@ struct Db {
   }
   // The newest records of the keys present, in log order.
   std::vector<HintRecord> records() const {
-    std::shared_lock lock(mutex);
+    ReaderLock lock(mutex);
     std::vector<HintRecord> out;
     out.reserve(newest.size());
     newest.for_each([&](const IndexedRecord& r) {
@@ -137,14 +137,14 @@ struct Db {
   // Applies the hint records appended since the last call, up to the
   // first that fails its check (being written, or torn by a killed
   // writer). The caller holds `mutex` exclusively (as for the next one).
-  void read_hint();
+  void read_hint() REQUIRES(mutex);
   // Applies the records the log holds past what the hint said: appended by
   // a writer that was killed before its hint record, or hidden behind a
   // damaged hint record. Stops before damaged bytes (perhaps an append in
   // progress), which a writer deals with.
-  void read_past_hint();
+  void read_past_hint() REQUIRES(mutex);
   [[nodiscard]] std::size_t size() const {
-    std::shared_lock lock(mutex);
+    ReaderLock lock(mutex);
     std::size_t present = 0;
     newest.for_each([&](const IndexedRecord& r) { present += r.record.removal() ? 0 : 1; });
     return present;
