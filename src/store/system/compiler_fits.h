@@ -1,6 +1,6 @@
 // What is known of one package and the compilers asked of it: whether it
 // serves each (package_fit.h: decided once per compiler, from its
-// metadata), for a few identities, most recent first, and whether one it
+// metadata), for a few identities, newest decided first, and whether one it
 // does not serve was said. Thread-safe: lookups share the package.
 #pragma once
 
@@ -46,7 +46,7 @@ class CompilerFits {
                           const CompilerIdentity& compiler) const REQUIRES(mutex_);
 
   mutable Mutex mutex_;
-  mutable std::vector<CompilerFit> fits_ GUARDED_BY(mutex_);  // most recent first
+  mutable std::vector<CompilerFit> fits_ GUARDED_BY(mutex_);  // newest decided first
 };
 
 }  // namespace kcache
