@@ -23,7 +23,7 @@ struct KCACHE_EXPORT TierCounts {
 // What one namespace of client-keyed entries counted in this process
 // (CacheStats::namespaces).
 struct KCACHE_EXPORT NamespaceCounts {
-  std::string name;
+  std::string name{};
   std::uint64_t gets = 0;   // get() and claim() calls
   std::uint64_t hits = 0;   // of those, answered with an entry
   std::uint64_t puts = 0;   // entries stored (put() and finished claims)

@@ -56,7 +56,7 @@ Result<std::optional<CachedKernel>> ClientEntries::get(std::string_view name_spa
   if (!k) return k.status();
   auto found = lookup(*k);
   count(k->name_space,
-        {.gets = 1, .hits = found ? 1u : 0u, .served = found ? found->binary().size() : 0});
+        {.gets = 1, .hits = found ? 1u : 0u, .bytes_served = found ? found->binary().size() : 0});
   return found;
 }
 
@@ -79,7 +79,7 @@ Result<std::unique_ptr<ClientClaim::State>> ClientEntries::claim(std::string_vie
     count(ck.name_space, {.gets = 1,
                           .hits = found ? 1u : 0u,
                           .waits = waited ? 1u : 0u,
-                          .served = found ? found->binary().size() : 0});
+                          .bytes_served = found ? found->binary().size() : 0});
     claim->found = std::move(found);
     return std::move(claim);
   };
@@ -178,18 +178,11 @@ Status ClientEntries::store(const ClientKey& k, std::span<const std::uint8_t> by
   }
   p_.stats.add(Stat::kBytesStored, encoded->size());
   if (!p_.stats.shared()) p_.sharing.folder_exists();
-  count(k.name_space, {.puts = 1, .stored = encoded->size()});
+  count(k.name_space, {.puts = 1, .bytes_stored = encoded->size()});
   return Status::ok();
 }
 
-void ClientEntries::count(const std::string& name_space, const Counted& add) {
-  NamespaceCounts added;
-  added.gets = add.gets;
-  added.hits = add.hits;
-  added.puts = add.puts;
-  added.waits = add.waits;
-  added.bytes_served = add.served;
-  added.bytes_stored = add.stored;
+void ClientEntries::count(const std::string& name_space, const NamespaceCounts& added) {
   MutexLock lock(counts_mutex_);
   Counts& counts = counts_[name_space];
   NamespaceCounts& here = counts.here;

@@ -88,15 +88,7 @@ class ClientEntries {
   Status store(const ClientKey& k, std::span<const std::uint8_t> bytes,
                const EntryMetadata& metadata, std::optional<CachedKernel>* kept);
   // What one call adds to its namespace's counts.
-  struct Counted {
-    std::uint64_t gets = 0;
-    std::uint64_t hits = 0;
-    std::uint64_t waits = 0;
-    std::uint64_t served = 0;
-    std::uint64_t puts = 0;
-    std::uint64_t stored = 0;
-  };
-  void count(const std::string& name_space, const Counted& add);
+  void count(const std::string& name_space, const NamespaceCounts& added);
 
   // A namespace's counts in this process, and its shard of the folder's
   // count of it (upkeep/namespace_stats.h) once counts are shared.

@@ -1,6 +1,7 @@
 #include "upkeep/namespace_stats.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace kcache {
 namespace {
@@ -14,6 +15,23 @@ std::string_view namespace_of(std::string_view file_name) {
   if (!file_name.starts_with(kPrefix) || !file_name.ends_with(kSuffix)) return {};
   if (file_name.size() <= kPrefix.size() + kSuffix.size()) return {};
   return file_name.substr(kPrefix.size(), file_name.size() - kPrefix.size() - kSuffix.size());
+}
+
+// The stats files of namespaces in `user_dir`, by name: none when the
+// folder does not exist.
+Result<std::vector<std::pair<std::string, std::string>>> namespace_files(
+    Env& env, const std::string& user_dir) {
+  std::vector<std::pair<std::string, std::string>> files;
+  auto listed = env.list_dir(user_dir);
+  if (!listed) {
+    if (listed.status().code() == StatusCode::kNotFound) return files;
+    return listed.status();
+  }
+  for (const DirEntry& found : *listed) {
+    const std::string_view name = namespace_of(found.name);
+    if (!name.empty()) files.emplace_back(std::string(name), user_dir + "/" + found.name);
+  }
+  return files;
 }
 
 std::uint64_t at(const std::array<std::uint64_t, kStatCount>& totals, NamespaceStat stat) {
@@ -41,20 +59,15 @@ void add_namespace_counts(std::atomic<std::uint64_t>* shard, const NamespaceCoun
 }
 
 Result<std::vector<NamespaceCounts>> read_namespace_stats(Env& env, const std::string& user_dir) {
+  auto files = namespace_files(env, user_dir);
+  if (!files) return files.status();
   std::vector<NamespaceCounts> all;
-  auto listed = env.list_dir(user_dir);
-  if (!listed) {
-    if (listed.status().code() == StatusCode::kNotFound) return all;
-    return listed.status();
-  }
-  for (const DirEntry& found : *listed) {
-    const std::string_view name = namespace_of(found.name);
-    if (name.empty()) continue;
-    auto file = StatsFile::open(env, user_dir + "/" + found.name, /*create=*/false);
+  for (const auto& [name, path] : *files) {
+    auto file = StatsFile::open(env, path, /*create=*/false);
     if (!file) continue;
     const auto totals = (*file)->totals();
     NamespaceCounts counts;
-    counts.name = std::string(name);
+    counts.name = name;
     counts.gets = at(totals, NamespaceStat::kGets);
     counts.hits = at(totals, NamespaceStat::kHits);
     counts.puts = at(totals, NamespaceStat::kPuts);
@@ -69,14 +82,10 @@ Result<std::vector<NamespaceCounts>> read_namespace_stats(Env& env, const std::s
 }
 
 Status zero_namespace_stats(Env& env, const std::string& user_dir) {
-  auto listed = env.list_dir(user_dir);
-  if (!listed) {
-    if (listed.status().code() == StatusCode::kNotFound) return Status::ok();
-    return listed.status();
-  }
-  for (const DirEntry& found : *listed) {
-    if (namespace_of(found.name).empty()) continue;
-    auto file = StatsFile::open(env, user_dir + "/" + found.name, /*create=*/false);
+  auto files = namespace_files(env, user_dir);
+  if (!files) return files.status();
+  for (const auto& [name, path] : *files) {
+    auto file = StatsFile::open(env, path, /*create=*/false);
     if (file) (*file)->zero(env.now_unix());
   }
   return Status::ok();
